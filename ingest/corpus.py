@@ -1,0 +1,340 @@
+"""Ingest a folder of PDFs into a corpus folder of records, in parallel, resumable, idempotent.
+
+Layout of the corpus folder ``OUT``::
+
+    OUT/papers.jsonl        one graph.records.Paper per line, sorted by paper_id
+    OUT/chunks.jsonl        one graph.records.Chunk per line, by paper_id then seq
+    OUT/references.jsonl    one graph.records.Reference per line, by paper_id then number
+    OUT/report.json         counts, failures and warnings of the last run
+    OUT/images/<paper_id>/  PNG crops of tables and figures (Chunk.image points here)
+    OUT/.state/<paper_id>.json   per-paper parse results (the resume journal)
+
+Each paper's parse is journaled as soon as it finishes (atomic rename), so an interrupted run
+loses at most the papers in flight; a re-run skips papers whose file hash, metadata and parser
+version are unchanged, then rewrites the three JSONL files from the journal (no duplicates).
+Reference resolution to corpus papers runs over the whole journal at that point, so adding
+PDFs later also resolves older papers' references to the new ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional
+
+from tqdm import tqdm
+
+from graph.records import Chunk, Paper, Reference, Source
+from ingest.chunking import build_chunks
+from ingest.document import BadInputError, ParsedDocument, RawReference
+from ingest.metadata import PaperMeta, load_metadata
+from ingest.references import TitleResolver, build_references
+
+#: Bump when parsing or chunking output changes: journaled papers of older versions re-parse.
+PARSER_VERSION = "1"
+PARSERS = ("pymupdf", "mineru")
+
+
+@dataclass
+class IngestReport:
+    """Outcome of one ingest run. ``failures`` holds ``(file, one-line reason)`` pairs."""
+
+    files: int = 0
+    parsed: int = 0
+    unchanged: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    papers: int = 0
+    pages_parsed: int = 0
+    chunks: int = 0
+    references: int = 0
+    resolved_references: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Job:
+    """One file to parse (picklable: sent to worker processes)."""
+
+    paper_id: str
+    pdf: str
+    sha256: str
+    parser: str
+    out_dir: str
+    images: bool
+    meta: Optional[dict]
+    key: str
+
+
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for blk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(blk)
+    return h.hexdigest()
+
+
+def discover(pdf_dir: Path, metadata: dict[str, PaperMeta]) -> list[tuple[str, Path, Optional[PaperMeta]]]:
+    """PDF files under ``pdf_dir`` (recursive) with their paper ids.
+
+    The id is the metadata ``paper_id`` when a metadata line matches the file (by ``pdf`` or by
+    id = file stem); else the file stem; files whose stems collide (``<id>/paper.pdf`` layouts)
+    take their parent folder's name. Raises FileNotFoundError when ``pdf_dir`` does not exist.
+    """
+    pdf_dir = Path(pdf_dir)
+    if not pdf_dir.is_dir():
+        raise FileNotFoundError(f"PDF folder not found: {pdf_dir}: pass a folder of PDF files")
+    files = sorted(p for p in pdf_dir.rglob("*") if p.is_file() and p.suffix.lower() == ".pdf")
+    stems: dict[str, int] = {}
+    for p in files:
+        stems[p.stem] = stems.get(p.stem, 0) + 1
+    by_pdf = {Path(m.pdf).name: m for m in metadata.values() if m.pdf}
+    out = []
+    for p in files:
+        meta = by_pdf.get(p.name) or metadata.get(p.stem)
+        if meta is None and stems[p.stem] > 1:
+            meta = metadata.get(p.parent.name)
+        pid = meta.paper_id if meta else (p.stem if stems[p.stem] == 1 else p.parent.name)
+        out.append((pid, p, meta))
+    return out
+
+
+# ----------------------------------------------------------------------------- one paper
+
+
+def _find_content_list(pdf: Path) -> Optional[Path]:
+    stem = pdf.stem
+    for cand in (
+        pdf.with_name(f"{stem}_content_list.json"),
+        pdf.parent / stem / "auto" / f"{stem}_content_list.json",
+        pdf.parent / stem / "content_list.json",
+        pdf.parent / "content_list.json",
+    ):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _run_mineru(pdf: Path, work: Path) -> Path:
+    """Run the MinerU CLI on one PDF; returns its content_list.json. Raises BadInputError."""
+    exe = shutil.which("mineru")
+    if exe is None:
+        raise BadInputError(
+            f"{pdf.name}: no MinerU output beside it (<stem>_content_list.json or content_list.json) and "
+            "the mineru command is not installed: install MinerU with its models, or use --parser pymupdf"
+        )
+    proc = subprocess.run([exe, "-p", str(pdf), "-o", str(work)], capture_output=True, text=True)
+    found = sorted(work.rglob("*content_list.json"))
+    if proc.returncode != 0 or not found:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise BadInputError(f"{pdf.name}: mineru failed ({tail[0][:200]}): check its models or use --parser pymupdf")
+    return found[0]
+
+
+def _parse(job: Job) -> tuple[ParsedDocument, Path]:
+    pdf = Path(job.pdf)
+    img_rel = f"images/{job.paper_id}/"
+    img_dir = Path(job.out_dir) / img_rel if job.images else None
+    if job.parser == "pymupdf":
+        from ingest.pymupdf_parser import PyMuPDFParser
+
+        return PyMuPDFParser(img_dir, img_rel).parse(pdf, job.paper_id), pdf
+    from ingest.mineru import parse_content_list
+    from ingest.pymupdf_parser import PyMuPDFParser
+
+    doc = PyMuPDFParser.open(pdf)
+    n_pages = doc.page_count
+    doc.close()
+    content = _find_content_list(pdf)
+    if content is None:
+        content = _run_mineru(pdf, Path(tempfile.mkdtemp(prefix="lit3r-mineru-")))
+    parsed = parse_content_list(content, n_pages=n_pages)
+    for b in parsed.blocks:  # bring MinerU's crops into the corpus folder
+        if b.image:
+            src = content.parent / b.image
+            if img_dir is not None and src.is_file():
+                img_dir.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, img_dir / src.name)
+                b.image = img_rel + src.name
+            else:
+                b.image = None
+    return parsed, pdf
+
+
+def process(job: Job) -> dict:
+    """Parse and chunk one file; returns the journal entry (a JSON-able dict).
+
+    On bad input returns ``{"paper_id", "file", "error": one-line reason}`` instead of raising,
+    so that one file never stops the corpus.
+    """
+    try:
+        parsed, pdf = _parse(job)
+    except BadInputError as exc:
+        return {"paper_id": job.paper_id, "file": job.pdf, "error": str(exc)}
+    except Exception as exc:  # a parser bug on one file must not stop the corpus
+        return {"paper_id": job.paper_id, "file": job.pdf,
+                "error": f"{Path(job.pdf).name}: parser error ({type(exc).__name__}: {exc}): please report it"}
+    meta = PaperMeta.model_validate(job.meta) if job.meta else None
+    paper = Paper(
+        paper_id=job.paper_id,
+        title=(meta.title if meta and meta.title else parsed.title) or "",
+        authors=(meta.authors if meta and meta.authors else parsed.authors),
+        venue=(meta.venue if meta and meta.venue else parsed.venue),
+        year=(meta.year if meta and meta.year else parsed.year),
+        abstract=(meta.abstract if meta and meta.abstract else parsed.abstract) or "",
+        source=Source(file=job.pdf, sha256=job.sha256),
+        n_pages=parsed.n_pages,
+        parser=job.parser,
+    )
+    refs = build_references(job.paper_id, parsed.references)
+    chunks = build_chunks(
+        job.paper_id, parsed, title=paper.title, abstract=paper.abstract, venue=paper.venue,
+        year=paper.year, references=refs,
+    )
+    return {
+        "paper_id": job.paper_id,
+        "file": job.pdf,
+        "key": job.key,
+        "paper": paper.model_dump(mode="json"),
+        "chunks": [c.model_dump(mode="json") for c in chunks],
+        "raw_references": [asdict(r) for r in parsed.references],
+        "warnings": parsed.warnings,
+    }
+
+
+# ----------------------------------------------------------------------------- the corpus
+
+
+def _write_atomic(path: Path, lines: Iterable[str]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for line in lines:
+            fh.write(line)
+            fh.write("\n")
+    os.replace(tmp, path)
+
+
+def ingest_corpus(
+    pdf_dir: Path,
+    out_dir: Path,
+    *,
+    metadata_file: Optional[Path] = None,
+    parser: str = "pymupdf",
+    workers: Optional[int] = None,
+    images: bool = True,
+    progress: bool = True,
+) -> IngestReport:
+    """Parse every PDF under ``pdf_dir`` into the corpus folder ``out_dir`` (see module doc).
+
+    ``workers``: parser processes (default: CPU count; 1 parses in this process). Bad files are
+    reported in ``IngestReport.failures`` and skipped. Raises FileNotFoundError for a missing
+    folder, ``ingest.metadata.MetadataError`` for a bad metadata file, ValueError for an
+    unknown parser.
+    """
+    if parser not in PARSERS:
+        raise ValueError(f"unknown parser {parser!r}: use one of {', '.join(PARSERS)}")
+    t0 = time.perf_counter()
+    out_dir = Path(out_dir)
+    state = out_dir / ".state"
+    state.mkdir(parents=True, exist_ok=True)
+    metadata = load_metadata(metadata_file) if metadata_file else {}
+    found = discover(pdf_dir, metadata)
+    report = IngestReport(files=len(found))
+    jobs: list[Job] = []
+    seen: set[str] = set()
+    for pid, pdf, meta in found:
+        if pid in seen:
+            report.failures.append((str(pdf), f"{pdf.name}: duplicate paper id {pid!r}: rename the file or fix --metadata"))
+            continue
+        seen.add(pid)
+        digest = sha256_of(pdf)
+        meta_json = meta.model_dump(mode="json") if meta else None
+        key = hashlib.sha1(
+            json.dumps([PARSER_VERSION, parser, digest, meta_json, images], sort_keys=True).encode()
+        ).hexdigest()
+        journal = state / f"{pid}.json"
+        if journal.is_file():
+            try:
+                if json.loads(journal.read_text(encoding="utf-8")).get("key") == key:
+                    report.unchanged += 1
+                    continue
+            except json.JSONDecodeError:
+                pass  # a torn journal entry: parse again
+        jobs.append(Job(pid, str(pdf), digest, parser, str(out_dir), images, meta_json, key))
+
+    def record(entry: dict) -> None:
+        if "error" in entry:
+            report.failures.append((entry["file"], entry["error"]))
+            return
+        report.parsed += 1
+        report.pages_parsed += entry["paper"]["n_pages"]
+        _write_atomic(state / f"{entry['paper_id']}.json", [json.dumps(entry, ensure_ascii=False)])
+
+    bar = tqdm(total=len(jobs), desc="parsing PDFs", unit="pdf", disable=not progress or not jobs)
+    n_workers = workers or os.cpu_count() or 1
+    if n_workers == 1 or len(jobs) <= 1:
+        for job in jobs:
+            record(process(job))
+            bar.update()
+    else:
+        with ProcessPoolExecutor(max_workers=min(n_workers, len(jobs))) as pool:
+            futures = [pool.submit(process, job) for job in jobs]
+            for fut in as_completed(futures):
+                record(fut.result())
+                bar.update()
+    bar.close()
+    _merge(out_dir, report)
+    report.seconds = time.perf_counter() - t0
+    (out_dir / "report.json").write_text(json.dumps(asdict(report), indent=2), encoding="utf-8")
+    return report
+
+
+def _merge(out_dir: Path, report: IngestReport) -> None:
+    """Rewrite papers/chunks/references JSONL from the journal, resolving references."""
+    entries = []
+    for path in sorted((out_dir / ".state").glob("*.json")):
+        try:
+            entries.append(json.loads(path.read_text(encoding="utf-8")))
+        except json.JSONDecodeError:
+            report.warnings.append(f"{path.name}: torn journal entry skipped; it re-parses on the next run")
+    entries.sort(key=lambda e: e["paper_id"])
+    resolver = TitleResolver({e["paper_id"]: e["paper"]["title"] for e in entries})
+    papers, chunks, refs = [], [], []
+    for e in entries:
+        papers.append(json.dumps(e["paper"], ensure_ascii=False))
+        chunks.extend(json.dumps(c, ensure_ascii=False) for c in e["chunks"])
+        raws = [RawReference(**r) for r in e["raw_references"]]
+        for r in build_references(e["paper_id"], raws, resolver):
+            refs.append(r.model_dump_json())
+            report.references += 1
+            report.resolved_references += r.cited_paper_id is not None
+        report.warnings.extend(e.get("warnings", []))
+    report.papers, report.chunks = len(papers), len(chunks)
+    _write_atomic(out_dir / "papers.jsonl", papers)
+    _write_atomic(out_dir / "chunks.jsonl", chunks)
+    _write_atomic(out_dir / "references.jsonl", refs)
+
+
+def load_corpus(out_dir: Path) -> tuple[list[Paper], list[Chunk], list[Reference]]:
+    """Load a corpus folder written by :func:`ingest_corpus` into validated records.
+
+    Raises FileNotFoundError when the folder holds no ``papers.jsonl`` (run ``lit3r ingest``).
+    """
+    out_dir = Path(out_dir)
+    if not (out_dir / "papers.jsonl").is_file():
+        raise FileNotFoundError(f"no corpus in {out_dir}: run `lit3r ingest PDF_DIR --out {out_dir}` first")
+
+    def read(name: str, model):
+        with (out_dir / name).open(encoding="utf-8") as fh:
+            return [model.model_validate_json(line) for line in fh if line.strip()]
+
+    return read("papers.jsonl", Paper), read("chunks.jsonl", Chunk), read("references.jsonl", Reference)

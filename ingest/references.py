@@ -1,0 +1,142 @@
+"""Reference-list entries -> Reference records: title parsing, work ids, resolution to corpus papers.
+
+- :func:`parse_title` reads the title of one entry in the common styles (numbered/IEEE with quoted
+  titles, ACL/APA "Authors. Year. Title.", NeurIPS/LNCS "Authors. Title. Venue, year").
+- :func:`work_id_for` gives the key two papers citing the same work share: the corpus paper when
+  the entry resolves to one, else an arXiv id, a DOI, or the normalised title.
+- :class:`TitleResolver` resolves entries to corpus papers by title: the normalised corpus title
+  must occur in the normalised raw entry (robust to title-parsing errors), longest title first.
+
+Used by the corpus builder after every paper is parsed (seed paper section 2.2: bibliographic
+coupling needs shared work ids; the citation graph needs resolved corpus edges).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Iterable, Optional
+
+from graph.records import Reference
+from ingest.document import RawReference
+from ingest.text import normalize_key
+
+_QUOTED = re.compile(r"[\"\u201c\u201d\u201e](.{12,300}?)[,.]?[\"\u201c\u201d]")
+_YEAR_DOT = re.compile(r"(?:^|[\s(])((?:19|20)\d\d)[a-z]?\)?[.,:]\s+")
+# Sentence-ish segment boundary: a period after two lower-case letters / digit / bracket, or a ?/!.
+_SEGMENT = re.compile(r"(?<=[a-z0-9\)\]\}]{2})\.\s+|(?<=[?!])\s+")
+_ARXIV = re.compile(r"(?:arxiv[:\s/]*|abs/)(\d{4}\.\d{4,5})", re.I)
+_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s,;]+[^\s,;.])", re.I)
+_AUTHORISH = re.compile(r"^(?:[A-Z][\w'\-]+,?\s+(?:[A-Z]\.\s*)+|(?:[A-Z]\.\s*)+[A-Z][\w'\-]+)")
+_VENUE_START = re.compile(r"^(?:In\s|Proceedings|Proc\.|arXiv|CoRR|Advances in|Journal|Trans)", re.I)
+
+
+def _clean_title(title: str) -> str:
+    title = title.strip().strip(".,;: ").strip("\"\u201c\u201d'")
+    return re.sub(r"\s+", " ", title)
+
+
+def parse_title(raw: str) -> Optional[str]:
+    """Best-effort title of one reference entry, or None.
+
+    ``raw`` is one entry without its leading number. Rules, in order: a quoted title; the
+    segment after a "Year." (ACL/APA/Elsevier); the segment after the author segment.
+    """
+    text = re.sub(r"^\s*(\[\d+\]|\d{1,3}\.)\s*", "", raw).strip()
+    m = _QUOTED.search(text)
+    if m:
+        return _clean_title(m.group(1))
+    m = _YEAR_DOT.search(text[:400])
+    if m and m.start() < 300:
+        rest = text[m.end():]
+        seg = _SEGMENT.split(rest, maxsplit=1)[0]
+        if len(seg) >= 12 and not _VENUE_START.match(seg):
+            return _clean_title(seg)
+    segs = [s for s in _SEGMENT.split(text) if s.strip()]
+    if len(segs) >= 2:
+        cand = segs[1]
+        if _VENUE_START.match(cand) and len(segs) >= 1:
+            cand = segs[0]
+        if len(cand) >= 12:
+            return _clean_title(cand)
+    return None
+
+
+def work_id_for(raw: str, title: Optional[str], cited_paper_id: Optional[str]) -> str:
+    """Normalised work key of one entry.
+
+    ``"paper:<id>"`` when resolved to a corpus paper; else ``"title:<normalised title>"`` when a
+    title of >= 12 normalised chars was parsed; else ``"arxiv:<id>"``/``"doi:<doi>"``; else
+    ``"raw:<sha1 of the normalised entry, 16 hex>"``. The title comes before identifiers because
+    two papers citing the same work more often agree on its title than on its arXiv/DOI form.
+    """
+    if cited_paper_id:
+        return f"paper:{cited_paper_id}"
+    key = normalize_key(title or "")
+    if len(key) >= 12:
+        return f"title:{key[:120]}"
+    m = _ARXIV.search(raw)
+    if m:
+        return f"arxiv:{m.group(1)}"
+    m = _DOI.search(raw)
+    if m:
+        return f"doi:{m.group(1).lower()}"
+    return "raw:" + hashlib.sha1(normalize_key(raw).encode()).hexdigest()[:16]
+
+
+class TitleResolver:
+    """Resolves reference entries to corpus papers by title containment.
+
+    Built from ``{paper_id: title}``; titles whose normalised key is shorter than ``min_key``
+    characters are ignored (too ambiguous). :meth:`resolve` returns the paper id whose normalised
+    title occurs in the normalised entry (longest match wins), or None. A paper never resolves
+    a reference to itself.
+    """
+
+    def __init__(self, titles: dict[str, str], min_key: int = 16) -> None:
+        self._keys = sorted(
+            ((normalize_key(t), pid) for pid, t in titles.items() if len(normalize_key(t)) >= min_key),
+            key=lambda kp: -len(kp[0]),
+        )
+
+    def resolve(self, raw: str, title: Optional[str] = None, citing: Optional[str] = None) -> Optional[str]:
+        """Corpus paper id cited by this entry, or None."""
+        hay = normalize_key(raw)
+        tkey = normalize_key(title or "")
+        for key, pid in self._keys:
+            if pid == citing:
+                continue
+            if key in hay or (len(tkey) >= 16 and tkey == key):
+                return pid
+        return None
+
+
+def build_references(
+    paper_id: str, raws: Iterable[RawReference], resolver: Optional[TitleResolver] = None
+) -> list[Reference]:
+    """Parse raw entries into Reference records, numbered 1..n in list order.
+
+    A printed number is used when the list is numbered consistently (strictly increasing);
+    otherwise entries are numbered by position (author-year styles).
+    """
+    raws = [r for r in raws if r.raw.strip()]
+    printed = [r.number for r in raws]
+    use_printed = all(n is not None for n in printed) and all(
+        a < b for a, b in zip(printed, printed[1:])  # type: ignore[operator]
+    )
+    refs = []
+    for i, r in enumerate(raws, start=1):
+        title = parse_title(r.raw)
+        cited = resolver.resolve(r.raw, title, citing=paper_id) if resolver else None
+        refs.append(
+            Reference(
+                paper_id=paper_id,
+                number=r.number if use_printed else i,  # type: ignore[arg-type]
+                page=r.page,
+                raw=r.raw.strip(),
+                title=title,
+                work_id=work_id_for(r.raw, title, cited),
+                cited_paper_id=cited,
+            )
+        )
+    return refs
