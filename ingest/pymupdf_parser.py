@@ -56,7 +56,7 @@ _APPENDIX_HEADING = re.compile(
     r"[A-H](?:\.\d{1,2})?\.?\s+[A-Z][A-Za-z])",
 )
 _REF_NUM = re.compile(r"^\[(\d{1,4})\]\s*")
-_REF_DOTNUM = re.compile(r"^(\d{1,4})\.\s+(?=[A-Z])")
+_REF_DOTNUM = re.compile(r"^(\d{1,3})\.\s+(?=[A-Z])")
 _YEAR = re.compile(r"\b(?:19|20)\d\d[a-z]?\b")
 _ARXIV_STAMP = re.compile(r"arXiv:\s*\d{4}\.\d{4,5}(?:v\d+)?\s*\[[\w.\-]+\]\s*(\d{1,2}\s+\w{3}\s+(\d{4}))?")
 _ROMAN = {"I": 1, "V": 5, "X": 10}
@@ -199,6 +199,8 @@ def _heading_text(b: PBlock, body_size: float) -> Optional[str]:
     if _CAPTION.match(text):
         return None
     styled = all(ln.bold or ln.size >= body_size + 0.9 for ln in b.lines)
+    if not styled and len(b.lines) <= 2 and re.match(r"^\d{1,2}(?:\.\d{1,2}){1,3}\s+[A-Z]", text) and len(text) < 90:
+        styled = not text.endswith(".")  # "3.1.2 e-MERLIN detection ..." set in italics
     caps = text.isupper() and len(text) > 4 and sum(c.isalpha() for c in text) > 4
     if (styled or caps) and (_HEADING_NUM.match(text) or _NAMED_HEADINGS.match(text) or styled):
         if sum(c.isdigit() for c in text) > 0.4 * len(text):
@@ -267,13 +269,20 @@ def _grow(cap: PBlock, blocks: list[PBlock], xr, body_size: float, down: bool, m
         cands = sorted((b for b in cands if b.y1 <= cap.y0 + 2), key=lambda b: -b.y1)
         edge = cap.y0
     region: list[PBlock] = []
-    for b in cands:
+    for k, b in enumerate(cands):
         gap = (b.y0 - edge) if down else (edge - b.y1)
         if gap > max_gap:
             break
         first = b.lines[0].text
-        if _is_prose(b) or _CAPTION.match(first) or _heading_text(b, body_size):
+        if _is_prose(b) or _CAPTION.match(first):
             break
+        head = _heading_text(b, body_size)
+        if head:
+            # a bold group label inside a table ("English", "Coding") is followed by more rows
+            nxt = cands[k + 1] if k + 1 < len(cands) else None
+            inner = nxt is not None and not _is_prose(nxt) and not _CAPTION.match(nxt.lines[0].text)
+            if _HEADING_NUM.match(head) or _NAMED_HEADINGS.match(head) or not inner:
+                break
         region.append(b)
         edge = max(edge, b.y1) if down else min(edge, b.y0)
     return region
@@ -396,6 +405,7 @@ class PyMuPDFParser:
             two_col = len([b for b in blocks if b.x1 <= width / 2 + 12]) >= 2 and len(
                 [b for b in blocks if b.x0 >= width / 2 - 12]
             ) >= 2
+            section_state["width"] = width
             objects = self._objects(page, pno, ordered, body_size, two_col, paper_id, out)
             self._flow(pno, ordered, objects, body_size, section_state, out)
         out.references = _split_references(section_state["ref_lines"])
@@ -639,7 +649,8 @@ class PyMuPDFParser:
                 elif head and _REFS_HEADING.match(head):
                     continue  # a repeated "References" header
                 else:
-                    st["ref_lines"].extend((pno, ln) for ln in b.lines)
+                    col = int(b.x0 >= st["width"] / 2 - 12)
+                    st["ref_lines"].extend((pno, col, ln) for ln in b.lines)
                     continue
             if head and _REFS_HEADING.match(head) and not st["done_refs"]:
                 st["in_refs"] = True
@@ -648,9 +659,23 @@ class PyMuPDFParser:
             if head:
                 out.blocks.append(Block("heading", pno, clean(head), level=1))
                 continue
-            if pno == 1 and out.title and b.y0 < 0.3 * 842 and not _is_prose(b) and len(text) < 300 and not out.blocks:
+            if pno == 1 and out.title and not _is_prose(b) and len(text) < 300 and not out.blocks:
                 continue  # author / affiliation lines under the title
+            if _display_math(b, st["width"]):
+                out.blocks.append(Block("equation", pno, clean(text)))  # unnumbered display equation
+                continue
             out.blocks.append(Block("paragraph", pno, clean(text)))
+
+
+_MATH = re.compile(r"[=\u2211\u220f\u222b\u221a\u2264\u2265\u2248\u00b7\u00d7\u2208\u2192]|[\u0391-\u03c9]")
+
+
+def _display_math(b: PBlock, width: float) -> bool:
+    """An unnumbered display equation: a short, indented, non-prose block with math symbols."""
+    text = b.text
+    if _is_prose(b) or len(text) > 300 or len(text) < 5 or len(b.lines) > 4:
+        return False
+    return len(_MATH.findall(text)) >= 2 and "=" in text and (b.x1 - b.x0) < 0.45 * width
 
 
 def cap_rect(b: PBlock) -> "pymupdf.Rect":
@@ -685,7 +710,7 @@ def _authors_after_title(first: list[list[Line]], title: str, page1: str) -> lis
 # ----------------------------------------------------------------------------- references
 
 
-def _split_references(ref_lines: list[tuple[int, Line]]) -> list[RawReference]:
+def _split_references(ref_lines: list[tuple[int, int, Line]]) -> list[RawReference]:
     """Split the lines of a reference section into entries.
 
     Numbered lists ("[12]" or "12.") split at the numbers and stop when numbering breaks
@@ -695,14 +720,18 @@ def _split_references(ref_lines: list[tuple[int, Line]]) -> list[RawReference]:
     """
     if not ref_lines:
         return []
-    texts = [ln.text for _, ln in ref_lines]
+    texts = [ln.text for _, _, ln in ref_lines]
     bracket = sum(1 for t in texts if _REF_NUM.match(t))
     dotnum = sum(1 for t in texts if _REF_DOTNUM.match(t))
     entries: list[RawReference] = []
-    if bracket >= 3 or dotnum >= 5:
+    head = texts[:3]
+    numbered = (bracket >= 3 and any(_REF_NUM.match(t) for t in head)) or (
+        dotnum >= 5 and any(_REF_DOTNUM.match(t) for t in head)
+    )
+    if numbered:
         pat = _REF_NUM if bracket >= dotnum else _REF_DOTNUM
         expected = None
-        for pno, ln in ref_lines:
+        for pno, _, ln in ref_lines:
             m = pat.match(ln.text)
             if m:
                 num = int(m.group(1))
@@ -716,28 +745,41 @@ def _split_references(ref_lines: list[tuple[int, Line]]) -> list[RawReference]:
                     break  # runaway entry: not reference text any more
                 entries[-1].raw = join_lines([entries[-1].raw, ln.text])
         return [e for e in entries if _looks_like_reference(e.raw)]
-    # author-year: hanging indent per column
-    by_col: dict[tuple[int, int], list[float]] = {}
-    for pno, ln in ref_lines:
-        by_col.setdefault((pno, int(ln.x0 > 300)), []).append(ln.x0)
-    lefts = {k: min(v) for k, v in by_col.items()}
-    indented = any(max(v) - min(v) > 4 for v in by_col.values())
+    # author-year: hanging indent per column (the entry start is the column's most common
+    # left edge; continuation lines sit a few points to the right of it)
+    by_col: dict[tuple[int, int], Counter] = {}
+    for pno, col, ln in ref_lines:
+        by_col.setdefault((pno, col), Counter())[round(ln.x0)] += 1
+    lefts: dict[tuple[int, int], Optional[float]] = {}
+    for k, xs in by_col.items():
+        frequent = sorted(x for x, n in xs.items() if n >= 2) or sorted(xs)
+        left = frequent[0]
+        indented = sum(n for x, n in xs.items() if left + 3 <= x <= left + 30) >= 2
+        lefts[k] = left if indented else None
     prev_end = True
-    for pno, ln in ref_lines:
-        left = lefts[(pno, int(ln.x0 > 300))]
-        starts = (ln.x0 <= left + 2.5) if indented else (prev_end and re.match(r"^[A-Z][\w'\-]+,?\s", ln.text) is not None)
+    for pno, col, ln in ref_lines:
+        if len(ln.text) < 60 and _APPENDIX_HEADING.match(ln.text) and ln.bold:
+            break  # an appendix or checklist heading the block classifier missed
+        left = lefts[(pno, col)]
+        if left is not None:
+            starts = ln.x0 <= left + 1.5
+        else:
+            starts = prev_end and re.match(r"^[A-Z][\w'\-]+,?\s", ln.text) is not None
         if starts or not entries:
             entries.append(RawReference(pno, ln.text, None))
         else:
             entries[-1].raw = join_lines([entries[-1].raw, ln.text])
         prev_end = ln.text.rstrip().endswith(".")
-    out = []
+    out: list[RawReference] = []
+    misses = 0
     for e in entries:
-        if not _looks_like_reference(e.raw):
-            if out:
+        if _looks_like_reference(e.raw):
+            out.append(e)
+            misses = 0
+        elif out:
+            misses += 1
+            if misses >= 3:  # several non-references in a row: the list is over
                 break
-            continue
-        out.append(e)
     return out
 
 

@@ -63,6 +63,8 @@ def join_lines(lines: list[str]) -> str:
             word = m.group(1)
             compound = head.endswith(("-", "\u2010", "\u2011")) or re.search(r"[-\u2010]\w*$", head)
             out = out[:-1] + line if not compound and len(word) > 1 else out + line
+        elif m:  # "e-" + "MERLIN", "3-" + "10": keep the hyphen, no space
+            out = out + line
         else:
             out = out + " " + line
     return out
