@@ -36,10 +36,21 @@ from graph.records import Chunk, Paper, Reference, Source
 from ingest.chunking import build_chunks
 from ingest.document import BadInputError, ParsedDocument, RawReference
 from ingest.metadata import PaperMeta, load_metadata
-from ingest.references import TitleResolver, build_references
+from ingest.references import TitleResolver, build_references, consolidate_work_ids
 
 #: Bump when parsing or chunking output changes: journaled papers of older versions re-parse.
 PARSER_VERSION = "1"
+
+
+def _code_version() -> str:
+    """PARSER_VERSION plus a hash of this package's and graph/records.py's sources, so that a
+    changed parser never serves stale journal entries."""
+    h = hashlib.sha1(PARSER_VERSION.encode())
+    here = Path(__file__).resolve().parent
+    for src in sorted(here.glob("*.py")) + [here.parent / "graph" / "records.py"]:
+        if src.is_file():
+            h.update(src.read_bytes())
+    return h.hexdigest()[:12]
 PARSERS = ("pymupdf", "mineru")
 
 
@@ -251,6 +262,7 @@ def ingest_corpus(
     report = IngestReport(files=len(found))
     jobs: list[Job] = []
     seen: set[str] = set()
+    code = _code_version()
     for pid, pdf, meta in found:
         if pid in seen:
             report.failures.append((str(pdf), f"{pdf.name}: duplicate paper id {pid!r}: rename the file or fix --metadata"))
@@ -259,7 +271,7 @@ def ingest_corpus(
         digest = sha256_of(pdf)
         meta_json = meta.model_dump(mode="json") if meta else None
         key = hashlib.sha1(
-            json.dumps([PARSER_VERSION, parser, digest, meta_json, images], sort_keys=True).encode()
+            json.dumps([code, parser, digest, meta_json, images], sort_keys=True).encode()
         ).hexdigest()
         journal = state / f"{pid}.json"
         if journal.is_file():
@@ -308,16 +320,17 @@ def _merge(out_dir: Path, report: IngestReport) -> None:
             report.warnings.append(f"{path.name}: torn journal entry skipped; it re-parses on the next run")
     entries.sort(key=lambda e: e["paper_id"])
     resolver = TitleResolver({e["paper_id"]: e["paper"]["title"] for e in entries})
-    papers, chunks, refs = [], [], []
+    papers, chunks, records = [], [], []
     for e in entries:
         papers.append(json.dumps(e["paper"], ensure_ascii=False))
         chunks.extend(json.dumps(c, ensure_ascii=False) for c in e["chunks"])
         raws = [RawReference(**r) for r in e["raw_references"]]
-        for r in build_references(e["paper_id"], raws, resolver):
-            refs.append(r.model_dump_json())
-            report.references += 1
-            report.resolved_references += r.cited_paper_id is not None
+        records.extend(build_references(e["paper_id"], raws, resolver))
         report.warnings.extend(e.get("warnings", []))
+    records = consolidate_work_ids(records)
+    refs = [r.model_dump_json() for r in records]
+    report.references = len(records)
+    report.resolved_references = sum(r.cited_paper_id is not None for r in records)
     report.papers, report.chunks = len(papers), len(chunks)
     _write_atomic(out_dir / "papers.jsonl", papers)
     _write_atomic(out_dir / "chunks.jsonl", chunks)

@@ -1,13 +1,13 @@
 """MinerU adapter: a MinerU ``content_list.json`` -> :class:`ingest.document.ParsedDocument`.
 
-Source of the format: MinerU content_list.json (opendatalab/MinerU, ``make_blocks_to_content_list``):
-a JSON list of blocks in reading order, each with ``type`` (text, image, table, equation, discarded;
-newer versions also list, code, chart, header, footer, page_number, aside_text, page_footnote),
-``page_idx`` (0-based) and ``bbox`` (0-1000 page coordinates). Text blocks carry ``text`` and an
-optional ``text_level`` (1 = heading); images ``image_caption``/``image_footnote`` (older versions
+Input format (MinerU content_list.json, opendatalab/MinerU ``make_blocks_to_content_list``): a JSON
+list of blocks in reading order with ``type`` (text, image, table, equation, discarded; newer
+versions also list, code, chart, header, footer, page_number, aside_text, page_footnote),
+``page_idx`` (0-based) and ``bbox`` (0-1000 page coordinates). Text blocks have ``text`` and an
+optional ``text_level`` (heading); images ``image_caption``/``image_footnote`` (older versions
 ``img_caption``/``img_footnote``); tables ``table_caption``, ``table_body`` (HTML),
-``table_footnote``; equations ``text`` (LaTeX in ``$$`` fences); lists ``list_items`` (sub_type
-``ref_text`` for reference lists); code ``code_caption``/``code_body``.
+``table_footnote``; equations LaTeX ``text`` in ``$$`` fences; lists ``list_items`` (sub_type
+``ref_text`` for a reference list); code ``code_caption``/``code_body`` (sub_type ``algorithm``).
 """
 
 from __future__ import annotations
@@ -22,26 +22,26 @@ from ingest.document import BadInputError, Block, ParsedDocument, RawReference
 from ingest.text import clean, join_lines, repair_chars
 
 _SKIP = {"discarded", "header", "footer", "page_number", "aside_text", "page_footnote"}
-_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
 _LABEL = {
     "Table": re.compile(r"^\s*(?:Table|TABLE|Tab\.)\s*([A-Z]?\d+|[IVXLC]+)\b"),
     "Figure": re.compile(r"^\s*(?:Figure|FIGURE|Figs?\.|FIG\.)\s*([A-Z]?\d+|[IVXLC]+)\b"),
     "Algorithm": re.compile(r"^\s*(?:Algorithm|ALGORITHM)\s*(\d+)\b"),
 }
+_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
 _REF_HEAD = re.compile(r"^\s*(?:\d+\.?\s*)?(?:References|REFERENCES|Bibliography|BIBLIOGRAPHY)\s*$")
 _REF_PREFIX = re.compile(r"^\s*(?:References|REFERENCES|Bibliography|BIBLIOGRAPHY)[ \t]*\n")
-_APPENDIX = re.compile(
-    r"^\s*(?:Appendix|APPENDIX|Appendices|Supplementary|Supplemental|(?:NeurIPS )?Paper Checklist|Checklist"
-    r"|[A-Z](?:\.\d+)*\.?\s+[A-Z0-9])"
-)
+_APPENDIX = re.compile(r"^\s*(?:Appendix|APPENDIX|Appendices|Supplementa|(?:NeurIPS )?Paper Checklist|Checklist"
+                       r"|[A-Z](?:\.\d+)*\.?\s+[A-Z0-9])")
 _ABSTRACT = re.compile(r"^\s*(?:Abstract|ABSTRACT)\b[\s.:\u2014\u2013-]*")
 _ABSTRACT_STOP = re.compile(r"^\s*(?:Keywords|Key words|Index Terms|\u00a9|\$\\copyright\$)", re.I)
-_ALGO_LINE = re.compile(r"^\s*(?:Require|Ensure|Input|Output|Initiali[sz]e|Parameters?|Procedure|\d{1,3}\s*:)", re.I)
+_ALGO_LINE = re.compile(r"^\s*(?:(?i:require|ensure|input|output|initiali[sz]e|parameters?|procedure)\b"
+                        r"|(?i:data|result)\s*:|\d{1,3}\s*:|\$|(?:end|for|while|if|else|return|repeat|until)\b)"
+                        r"|\\gets|\\leftarrow|\u2190")
 _YEAR = re.compile(r"(?<![\d.:/\-\u2013])(?:19|20)\d{2}[a-z]?\b(?!\.\d|[\u2013-]\d)")
 _PARTICLE = r"(?:(?:[Vv]an|[Vv]on|[Dd]e|[Dd]i|[Dd]u|[Ll]e|[Ll]a|[Dd]el|[Dd]er|[Dd]en|[Dd]os|[Dd]a)\s+)+"
 _SURNAME = r"[A-Z][^\s,.;:()\d]*[a-z\u00df-\u024f][^\s,.;:()\d]*"
 _INITIALS = r"[A-Z]\.(?:\s?-?[A-Z]\.)*"
-# "Surname, X." / "Van Wyk, D.B." / "Surname, Firstname" / "Surname X." at the start of an entry.
+# An author-year entry start: "Surname, X." / "van der Berg, J.K." / "Surname, Firstname" / "Surname X.".
 _AUTHOR = (rf"(?:{_PARTICLE}{_SURNAME}(?:\s{_SURNAME})?|{_SURNAME})"
            rf"(?:,\s*(?:{_INITIALS}|[A-Z][a-z]+[\s,])|\s{_INITIALS}[,\s])")
 _AUTHOR_START = re.compile(_AUTHOR)
@@ -49,48 +49,47 @@ _AUTHOR_PAIR = re.compile(rf"{_SURNAME},\s*{_INITIALS}")
 _MID_START = re.compile(rf"(?<=[.?!])\s+(?={_AUTHOR})")
 _BRACKET = re.compile(r"\[(\d{1,4})\]\s*")
 _DOT = re.compile(r"^(\d{1,4})\.\s+(?=\S)")
-_HARD_OPEN = re.compile(r"(?:[,;:&(\u2013-]|\b(?:and|in|of|the|for|on|at|to|In|pp\.|vol\.|eds?\.|Proc\.|et al\.))$")
-_AFFIL_CUT = re.compile(r"(?:University|Universit\u00e9|Institute|School|Department|Dept\.|Laborator|Faculty|College|Research|Centre|Center)")
-_AFFIL_WORDS = {"Sciences", "Science", "Studies", "Lab", "Labs", "Inc", "Inc.", "AI", "Google", "Microsoft", "Meta",
-                "DeepMind", "Received", "Revised", "Accepted", "Equal", "Contribution", "Correspondence", "Email"}
+_OPEN_END = re.compile(r"(?:[,;:&(\u2013-]|\b(?:and|in|of|the|for|on|at|to|In|pp\.|vol\.|eds?\.|Proc\.|et al\.))$")
+_AFFIL_CUT = re.compile(r"University|Universit\u00e9|Institute|School|Department|Dept\.|Laborator|Faculty|College"
+                        r"|Research|Centre|Center")
+_NOT_NAME = {"Sciences", "Science", "Studies", "Lab", "Labs", "Inc", "Inc.", "AI", "Google", "Microsoft", "Meta",
+             "DeepMind", "Received", "Revised", "Accepted", "Equal", "Contribution", "Correspondence", "Email"}
 
 
-def parse_content_list(path: str | Path, *, n_pages: Optional[int] = None, image_root: Optional[Path] = None) -> ParsedDocument:
-    """Parse a MinerU ``content_list.json`` into a :class:`ParsedDocument`.
+def parse_content_list(path: str | Path, *, n_pages: Optional[int] = None,
+                       image_root: Optional[Path] = None) -> ParsedDocument:
+    """Parse a MinerU ``content_list.json`` (MinerU content_list.json format) into a ParsedDocument.
 
-    - ``path``: the JSON file (a list of block dicts, MinerU content_list.json format).
     - ``n_pages``: physical page count when known (from the PDF); else ``max(page_idx) + 1``.
-    - ``image_root``: folder (relative to the corpus folder) that MinerU's ``img_path`` values are
-      relative to; block images become ``(image_root / img_path)`` as a POSIX string.
+      Block pages are ``page_idx + 1``, clamped to ``n_pages`` (with a warning).
+    - ``image_root``: folder, relative to the corpus folder, that MinerU's ``img_path`` values are
+      relative to; a block image is then ``(image_root / img_path)`` as a POSIX string.
 
-    Returns title, best-effort authors, abstract, blocks in reading order (title and abstract
-    excluded; headings level 1; tables with ``Table N`` ids and `` | ``-joined rows; figures,
-    equations, algorithms), raw reference entries split one per entry, and one-line warnings.
-    Raises :class:`BadInputError` for a missing file, invalid JSON, a non-list, or no usable text.
+    Returns page-1 title, best-effort authors and abstract (their blocks are not repeated as
+    paragraphs); blocks in reading order: headings (level 1), paragraphs, tables ("Table N", rows
+    with cells joined by " | " then footnotes), figures ("Figure N", text = footnotes), equations
+    (LaTeX, "Equation N" when tagged), algorithms ("Algorithm N"); the reference list split into
+    one RawReference per entry; one-line warnings on anomalies. Raises :class:`BadInputError`
+    for a missing file, invalid JSON, a non-list, or a list without text.
     """
     items = _load(Path(path))
-    max_page = max((_int(it.get("page_idx")) for it in items), default=0) + 1
+    max_page = max(_int(it.get("page_idx")) for it in items) + 1
     doc = ParsedDocument(n_pages=n_pages or max_page)
     if max_page > doc.n_pages:
         doc.warnings.append(f"page_idx up to {max_page} exceeds the {doc.n_pages} PDF pages; pages clamped")
-    page = lambda it: min(max(_int(it.get("page_idx")) + 1, 1), doc.n_pages)  # noqa: E731
-    consumed = _front_matter(items, doc)
-    captions = _adopt_captions(items, consumed)
-    refs = _RefSplitter()
-    mode = "body"  # body -> refs (-> paused after a non-appendix heading) -> after
+    used = _front_matter(items, doc)
+    adopted = _adopt_captions(items, used)
+    refs, gaps, mode = _RefSplitter(), set(), "body"  # mode: body -> refs (<-> paused) -> after
     for i, it in enumerate(items):
-        typ, pg, text = it.get("type"), page(it), it.get("text") or ""
-        if i in consumed:
+        typ, pg, text = it.get("type"), min(_int(it.get("page_idx")) + 1, doc.n_pages), it.get("text") or ""
+        if i in used:
             continue
-        if typ in _SKIP:  # headers/footers; but keep a numbered entry MinerU marked discarded
+        if typ in _SKIP:  # running headers/footers, but keep a numbered entry MinerU discarded
             if mode == "refs" and refs.expects(text):
                 refs.feed(text, pg)
-                doc.warnings.append(f"recovered reference entry marked discarded by MinerU on page {pg}")
-            continue
-        if typ in ("table", "image", "chart", "code"):
-            block = _object_block(it, pg, captions.get(i), image_root)
-            if block:
-                doc.blocks.append(block)
+                doc.warnings.append(f"recovered a reference entry MinerU marked discarded (page {pg})")
+        elif typ in ("table", "image", "chart", "code"):
+            doc.blocks.extend(b for b in [_object_block(it, pg, adopted.get(i), image_root)] if b)
         elif typ == "equation":
             latex = re.sub(r"^\s*\$\$?|\$\$?\s*$", "", text).strip()
             m = re.search(r"\\tag\*?\{\s*(\d+)\s*\}", latex) or re.search(
@@ -100,55 +99,60 @@ def parse_content_list(path: str | Path, *, n_pages: Optional[int] = None, image
         elif typ == "list":
             lines = [str(x) for x in it.get("list_items") or []]
             if it.get("sub_type") == "ref_text" or mode == "refs":
-                mode = "refs" if mode != "after" else mode
+                mode = "refs"
                 for line in lines:
                     refs.feed(line, pg, new_entry=it.get("sub_type") == "ref_text")
             else:
                 doc.blocks.extend(Block("paragraph", pg, _para(x)) for x in lines if _para(x))
-        elif typ == "text" and text.strip():
-            heading = clean(join_lines(text.split("\n")))
-            if it.get("text_level"):
-                if _LABEL["Algorithm"].match(heading):
-                    doc.blocks.append(_algorithm(items, i, pg, heading, consumed, captions))
-                    continue
-                if mode == "body" and _REF_HEAD.match(heading):
-                    mode = "refs"
-                elif mode in ("refs", "paused"):
-                    ends = _APPENDIX.match(heading) or heading.lower() == doc.title.lower()
-                    mode = "after" if ends else "paused"
-                doc.blocks.append(Block("heading", pg, heading, level=1))
-            elif mode == "body" and _REF_PREFIX.match(text):
+        elif typ != "text":
+            continue
+        elif not text.strip():  # MinerU leaves empty blocks where it moved the text into an earlier one
+            if mode == "refs" and refs.items and pg > refs.items[-1][0]:
+                gaps.add(pg)
+        elif _label("Algorithm", text):
+            doc.blocks.append(_algorithm(items, i, pg, used))
+        elif it.get("text_level"):
+            heading = _para(text)
+            if mode == "body" and _REF_HEAD.match(heading):
                 mode = "refs"
-                doc.blocks.append(Block("heading", pg, "References", level=1))
-                refs.feed(_REF_PREFIX.sub("", text, count=1), pg)
-            elif mode == "refs" or mode == "paused" and _looks_like_ref(text):
-                mode = "refs"
-                refs.feed(text, pg)
-            elif _LABEL["Algorithm"].match(heading):
-                oid = f"Algorithm {_LABEL['Algorithm'].match(heading).group(1)}"
-                doc.blocks.append(Block("algorithm", pg, clean(text), oid, caption=clean(text).split("\n")[0]))
-            elif _para(text):
-                doc.blocks.append(Block("paragraph", pg, _para(text)))
+            elif mode in ("refs", "paused"):
+                mode = "after" if _APPENDIX.match(heading) or heading.lower() == doc.title.lower() else "paused"
+            doc.blocks.append(Block("heading", pg, heading, level=1))
+        elif mode == "body" and _REF_PREFIX.match(text):
+            mode = "refs"
+            doc.blocks.append(Block("heading", pg, "References", level=1))
+            refs.feed(_REF_PREFIX.sub("", text, count=1), pg)
+        elif mode == "refs" or mode == "paused" and _looks_like_ref(text):
+            mode = "refs"
+            refs.feed(text, pg)
+        elif _para(text) != doc.title:  # a title repeated as text is a running header
+            doc.blocks.append(Block("paragraph", pg, _para(text)))
     doc.references = refs.entries()
-    doc.warnings.extend(refs.warnings + _label_warnings(doc.blocks))
+    if gaps:
+        doc.warnings.append(f"reference list runs onto page(s) {sorted(gaps)} where MinerU left only empty blocks: "
+                            "entries printed there carry the page of the block that holds them")
     if not doc.references:
-        doc.warnings.append("no reference entries found (no References heading or empty list)")
+        doc.warnings.append("no reference entries found (no References heading or an empty list)")
+    doc.warnings.extend(_label_warnings(doc.blocks))
     return doc
 
 
 def _load(path: Path) -> list[dict]:
-    """Read and check the JSON list; raise BadInputError with what to do."""
+    """Read the JSON list of block dicts; BadInputError (one line, what to do) when unusable."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise BadInputError(f"{path}: file not found; run MinerU and pass its content_list.json") from None
     except (ValueError, UnicodeDecodeError) as e:
-        raise BadInputError(f"{path}: not valid JSON ({e}); re-run MinerU to regenerate content_list.json") from None
+        msg = " ".join(str(e).split())
+        raise BadInputError(f"{path}: not valid JSON ({msg}); re-run MinerU to regenerate content_list.json") from None
     if not isinstance(data, list):
-        raise BadInputError(f"{path}: expected a JSON list of blocks (MinerU content_list.json), got {type(data).__name__}")
+        raise BadInputError(f"{path}: expected a JSON list of blocks (MinerU content_list.json), "
+                            f"got a {type(data).__name__}; pass content_list.json, not middle.json")
     items = [it for it in data if isinstance(it, dict)]
-    if not any(it.get("type") in ("text", "list") and (it.get("text") or it.get("list_items")) for it in items):
-        raise BadInputError(f"{path}: no text blocks; pass MinerU's content_list.json (not middle.json or an empty run)")
+    if not any(it.get("type") in ("text", "list") and str(it.get("text") or it.get("list_items") or "").strip()
+               for it in items):
+        raise BadInputError(f"{path}: no text blocks; check the MinerU run (scanned PDF without OCR?) and re-run it")
     return items
 
 
@@ -157,85 +161,12 @@ def _int(v) -> int:
 
 
 def _para(text: str) -> str:
+    """Clean a text block into one paragraph line (ligatures, hyphenated line breaks, spaces)."""
     return join_lines(clean(text).split("\n"))
 
 
-def _front_matter(items: list[dict], doc: ParsedDocument) -> set[int]:
-    """Set title, authors and abstract from page 1; return the indices of the blocks used."""
-    texts = [(i, it) for i, it in enumerate(items) if it.get("type") == "text" and (it.get("text") or "").strip()]
-    first = [(i, it) for i, it in texts if _int(it.get("page_idx")) == 0]
-    t = next(((i, it) for i, it in first if it.get("text_level") == 1), None)
-    if t is None:
-        doc.warnings.append("no level-1 heading on page 1; title left empty")
-    used = {t[0]} if t else set()
-    doc.title = _para(t[1]["text"]) if t else ""
-    start = t[0] + 1 if t else 0
-    a = next(((i, it) for i, it in texts if i >= start and _int(it.get("page_idx")) <= 1
-              and _ABSTRACT.match(it["text"]) and (it.get("text_level") or len(it["text"]) > 80)), None)
-    if a is None:
-        doc.warnings.append("no Abstract heading or paragraph found; abstract left empty")
-    end = a[0] if a else next((i for i, it in texts if i >= start and it.get("text_level")), start)
-    doc.authors = _authors([it["text"] for i, it in first if start <= i < end and not it.get("text_level")][:8])
-    if a is None:
-        return used
-    used.add(a[0])
-    parts = [_ABSTRACT.sub("", a[1]["text"], count=1)] if not a[1].get("text_level") else []
-    prev = a[1] if parts else None
-    for it in items[a[0] + 1:]:
-        text = (it.get("text") or "").strip()
-        if it.get("type") in _SKIP or it.get("type") == "text" and not text:
-            continue
-        if (it.get("type") != "text" or it.get("text_level") or _ABSTRACT_STOP.match(text)
-                or prev is not None and not _continues(prev, it, parts)):
-            break
-        parts.append(text)
-        used.add(items.index(it))
-        prev = it
-    doc.abstract = "\n".join(p for p in (_para(x) for x in parts) if p)
-    return used
-
-
-def _continues(prev: dict, it: dict, parts: list[str]) -> bool:
-    """True when ``it`` continues the abstract: same page, same column below ``prev`` (when bboxes
-    exist), not a lowercase fragment of another paragraph, and the abstract still short."""
-    if _int(it.get("page_idx")) != _int(prev.get("page_idx")) or sum(map(len, parts)) > 3000:
-        return False
-    pb, b = prev.get("bbox"), it.get("bbox")
-    if pb and b and (abs(b[0] - pb[0]) > 40 or b[1] < pb[1]):
-        return False
-    return not (it["text"].lstrip()[:1].islower() and parts[-1].rstrip().endswith((".", "!", "?")))
-
-
-def _math_letters(m: re.Match) -> str:
-    body = m.group(1)
-    head, sup = body.split("^", 1) if "^" in body else (body, "")
-    return re.sub(r"\\[A-Za-z]+|[{}\s~]", "", head) + ("," if sup else "")
-
-
-def _authors(texts: list[str]) -> list[str]:
-    """Best-effort author names from the page-1 blocks between title and abstract: affiliations cut
-    at the first affiliation word, markers (digits, symbols, glued letters "Lanea,c"), emails and
-    inline math removed, names split on commas/"and"; a candidate must be 2-4 capitalised words."""
-    names: list[str] = []
-    for text in texts:
-        text = re.sub(r"\$([^$]*)\$", _math_letters, repair_chars(text))
-        cut = _AFFIL_CUT.search(text)
-        text = text[: cut.start()] if cut else text
-        text = re.sub(r"\S+\s*@\s*\S+|\{[^}]*\}\S*", ",", text)
-        text = re.sub(r"(?<=[a-z])[a-h](?:,[a-h])+(?=[,\s]|$)", ",", text)
-        text = re.sub(r"\\\*|[*\u2217\u2020\u2021\u00a7\u00b6#\d]+|\s(?:and|&)\s", ",", text)
-        for cand in re.split(r"[,;\n]", text):
-            words = cand.split()
-            if (2 <= len(words) <= 4 and all(w[0].isupper() and re.fullmatch(r"[^\W\d_][\w.'\u2019-]*", w) for w in words)
-                    and not any(w in _AFFIL_WORDS or sum(c.isupper() for c in w[1:]) > 1 and "." not in w for w in words)):
-                name = " ".join(words)
-                if name not in names:
-                    names.append(name)
-    return names[:50]
-
-
 def _label(kind: str, text: str) -> Optional[str]:
-    """``"Table 3"`` from a caption starting "Table 3"/"TABLE III"/"Tab. 3" (kind Table/Figure/Algorithm)."""
+    """``"Table 3"`` from text starting "Table 3"/"TABLE III"/"Tab. 3" (kind Table, Figure or Algorithm)."""
     m = _LABEL[kind].match(text or "")
     if not m:
         return None
@@ -246,93 +177,150 @@ def _label(kind: str, text: str) -> Optional[str]:
     return f"{kind} {num}"
 
 
-def _adopt_captions(items: list[dict], consumed: set[int]) -> dict[int, str]:
-    """Map object index -> caption text taken from a neighbouring text block (a caption MinerU
-    left as plain text just before/after a table or image without a label); marks it consumed."""
+def _front_matter(items: list[dict], doc: ParsedDocument) -> set[int]:
+    """Set title, authors and abstract from page 1; return the indices of the blocks used."""
+    texts = [(i, it) for i, it in enumerate(items) if it.get("type") == "text" and (it.get("text") or "").strip()]
+    t = next(((i, it) for i, it in texts if _int(it.get("page_idx")) == 0 and it.get("text_level") == 1), None)
+    doc.title = _para(t[1]["text"]) if t else ""
+    used, start = ({t[0]}, t[0] + 1) if t else (set(), 0)
+    a = next(((i, it) for i, it in texts if i >= start and _int(it.get("page_idx")) <= 1
+              and _ABSTRACT.match(it["text"]) and (it.get("text_level") or len(it["text"]) > 80)), None)
+    end = a[0] if a else next((i for i, it in texts if i >= start and it.get("text_level")), start)
+    doc.authors = _authors([it["text"] for i, it in texts[:40] if start <= i < end and not it.get("text_level")
+                            and _int(it.get("page_idx")) == 0][:8])
+    if not t:
+        doc.warnings.append("no level-1 heading on page 1; title left empty")
+    if not a:
+        doc.warnings.append("no Abstract heading or paragraph found; abstract left empty")
+        return used
+    used.add(a[0])
+    parts = [] if a[1].get("text_level") else [_ABSTRACT.sub("", a[1]["text"], count=1)]
+    prev = a[1] if parts else None
+    for j, it in enumerate(items[a[0] + 1:], a[0] + 1):
+        text = (it.get("text") or "").strip()
+        if it.get("type") in _SKIP or it.get("type") == "text" and not text:
+            continue
+        if (it.get("type") != "text" or it.get("text_level") or _ABSTRACT_STOP.match(text)
+                or prev is not None and not _continues(prev, it, parts)):
+            break
+        parts.append(text)
+        used.add(j)
+        prev = it
+    doc.abstract = "\n".join(p for p in map(_para, parts) if p)
+    return used
+
+
+def _continues(prev: dict, it: dict, parts: list[str]) -> bool:
+    """Does ``it`` continue the abstract? Same page, same column just below ``prev`` (when bboxes
+    exist), not a lower-case fragment of another paragraph, and the abstract still short."""
+    if _int(it.get("page_idx")) != _int(prev.get("page_idx")) or sum(map(len, parts)) > 3000:
+        return False
+    pb, b = prev.get("bbox"), it.get("bbox")
+    if pb and b and (abs(b[0] - pb[0]) > 40 or b[1] < pb[1]):
+        return False
+    return not (it["text"].lstrip()[:1].islower() and parts[-1].rstrip().endswith((".", "!", "?")))
+
+
+def _math_letters(m: re.Match) -> str:
+    head, sup = (m.group(1).split("^", 1) + [""])[:2]
+    return re.sub(r"\\[A-Za-z]+|[{}\s~]", "", head) + ("," if sup else "")
+
+
+def _authors(texts: list[str]) -> list[str]:
+    """Best effort: cut each block at its first affiliation word, drop inline math superscripts,
+    emails, markers (digits, *, daggers, glued letters as in "Smitha,b"), split on commas/"and",
+    keep candidates of 2-4 capitalised words that are not affiliation words or acronyms."""
+    names: list[str] = []
+    for text in texts:
+        text = re.sub(r"\$([^$]*)\$", _math_letters, repair_chars(text))
+        text = text[: m.start()] if (m := _AFFIL_CUT.search(text)) else text
+        text = re.sub(r"\S+\s*@\s*\S+|\{[^}]*\}\S*", ",", text)
+        text = re.sub(r"(?<=[a-z])[a-h](?:,[a-h])+(?=[,\s]|$)", ",", text)
+        text = re.sub(r"\\\*|[*\u2217\u2020\u2021\u00a7\u00b6#\d]+|\s(?:and|&)\s", ",", text)
+        for words in (c.split() for c in re.split(r"[,;\n]", text)):
+            if (2 <= len(words) <= 4 and " ".join(words) not in names
+                    and all(w[0].isupper() and re.fullmatch(r"[^\W\d_][\w.'\u2019-]*", w) for w in words)
+                    and not any(w in _NOT_NAME or sum(c.isupper() for c in w[1:]) > 1 and "." not in w for w in words)):
+                names.append(" ".join(words))
+    return names
+
+
+def _captions(it: dict) -> tuple[list[str], list[str]]:
+    """(caption parts, footnotes) of a table/image/chart/code block, old and new key names."""
+    pre = it.get("type") if it.get("type") in ("table", "chart", "code") else "image"
+    return ([str(c) for c in it.get(f"{pre}_caption") or it.get("img_caption") or []],
+            [str(f) for f in it.get(f"{pre}_footnote") or it.get("img_footnote") or []])
+
+
+def _adopt_captions(items: list[dict], used: set[int]) -> dict[int, str]:
+    """Map object index -> caption text of a neighbouring plain text block that starts with the
+    label the object lacks (MinerU sometimes leaves a caption as text); the block is marked used."""
     kinds = {"table": "Table", "image": "Figure", "chart": "Figure"}
-    have = {_label(kinds[it["type"]], " ".join(_caption_parts(it)[0])) for it in items if it.get("type") in kinds}
+    have = {_label(kinds[it["type"]], " ".join(_captions(it)[0])) for it in items if it.get("type") in kinds}
     out: dict[int, str] = {}
     for i, it in enumerate(items):
         kind = kinds.get(it.get("type"))
-        if not kind or any(_label(kind, c) for part in _caption_parts(it) for c in part):
+        if not kind or any(_label(kind, c) for part in _captions(it) for c in part):
             continue
         for j in (i - 1, i + 1):
             nb = items[j] if 0 <= j < len(items) else {}
             lab = _label(kind, nb.get("text") or "") if nb.get("type") == "text" and not nb.get("text_level") else None
-            if lab and lab not in have and j not in consumed:
+            if lab and lab not in have and j not in used:
                 out[i], have = nb["text"], have | {lab}
-                consumed.add(j)
+                used.add(j)
                 break
     return out
 
 
-def _caption_parts(it: dict) -> tuple[list[str], list[str]]:
-    t = it.get("type")
-    pre = {"table": "table", "image": "image", "chart": "chart", "code": "code"}.get(t, "image")
-    cap = it.get(f"{pre}_caption") or it.get("img_caption") or []
-    foot = it.get(f"{pre}_footnote") or it.get("img_footnote") or []
-    return [str(c) for c in cap], [str(f) for f in foot]
-
-
 def _object_block(it: dict, pg: int, adopted: Optional[str], image_root: Optional[Path]) -> Optional[Block]:
-    """Table/figure/chart/code block -> Block with object id from the caption (or a footnote or an
-    adopted neighbouring text block that starts with the label)."""
+    """Table/image/chart/code block -> Block. The id comes from the caption label, else from a
+    footnote that starts with one (MinerU files captions below a table as footnotes), else from
+    an adopted neighbouring caption; "Algorithm N" captions make an algorithm block."""
     typ = it["type"]
-    caps, foots = _caption_parts(it)
-    caption = clean(" ".join(caps))
+    caps, foots = _captions(it)
+    caption = _para(" ".join(caps))
     kind = {"table": "Table", "code": "Algorithm"}.get(typ, "Figure")
     oid = _label(kind, caption) or _label("Algorithm", caption)
-    if oid is None:
-        hit = next((f for f in foots if _label(kind, f)), None)
-        if hit is not None:
-            foots.remove(hit)
-            caption, oid = clean(hit), _label(kind, hit)
+    if oid is None and (hit := next((f for f in foots if _label(kind, f)), None)) is not None:
+        foots.remove(hit)
+        caption, oid = _para(hit), _label(kind, hit)
     if oid is None and adopted:
-        caption = _para(adopted)
-        oid = _label(kind, caption)
-    notes = [clean(f) for f in foots if f.strip()]
+        caption, oid = _para(adopted), _label(kind, adopted)
+    notes = [_para(f) for f in foots if f.strip()]
     img = it.get("img_path") or None
     img = (Path(image_root) / img).as_posix() if img and image_root is not None else img
+    body = "\n".join((_table_rows(it.get("table_body") or "") if typ == "table" else []) + notes)
     if typ == "code":
         body = clean(it.get("code_body") or "")
-        if oid or it.get("sub_type") == "algorithm":
-            return Block("algorithm", pg, body, oid, caption=caption)
-        return Block("paragraph", pg, _para(body)) if body else None
-    if typ == "table":
-        rows = _table_rows(it.get("table_body") or "")
-        if not (rows or caption or notes):
-            return None
-        kind_ = "algorithm" if oid and oid.startswith("Algorithm") else "table"
-        return Block(kind_, pg, "\n".join(rows + notes), oid, caption=caption, image=img)
-    return Block("figure", pg, "\n".join(notes), oid if oid and oid.startswith("Figure") else None, caption=caption, image=img)
+        if not (oid or it.get("sub_type") == "algorithm"):
+            return Block("paragraph", pg, _para(body)) if body else None
+    if typ == "code" or oid and oid.startswith("Algorithm"):
+        return Block("algorithm", pg, body, oid, caption=caption, image=img)
+    if not (body or caption):
+        return None
+    return Block("table" if typ == "table" else "figure", pg, body, oid, caption=caption, image=img)
 
 
 class _Rows(HTMLParser):
-    """Collect the cell texts of each ``<tr>`` of an HTML table (stdlib html.parser)."""
+    """Cell texts of each ``<tr>`` of an HTML table (stdlib html.parser; spans not expanded)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.rows: list[list[str]] = []
-        self.row: Optional[list[str]] = None
         self.cell: Optional[list[str]] = None
 
     def handle_starttag(self, tag, attrs):
         if tag == "tr":
-            self.row = []
+            self.rows.append([])
         elif tag in ("td", "th"):
             self.cell = []
         elif tag == "br" and self.cell is not None:
             self.cell.append(" ")
 
     def handle_endtag(self, tag):
-        if tag in ("td", "th") and self.cell is not None:
-            if self.row is not None:
-                self.row.append(" ".join("".join(self.cell).split()))
+        if tag in ("td", "th") and self.cell is not None and self.rows:
+            self.rows[-1].append(" ".join("".join(self.cell).split()))
             self.cell = None
-        elif tag == "tr" and self.row is not None:
-            if any(self.row):
-                self.rows.append(self.row)
-            self.row = None
 
     def handle_data(self, data):
         if self.cell is not None:
@@ -340,90 +328,92 @@ class _Rows(HTMLParser):
 
 
 def _table_rows(html: str) -> list[str]:
-    """HTML table -> one line per row, cells joined by `` | `` (colspan/rowspan not expanded)."""
+    """HTML table -> one string per non-empty row, cells joined by " | "."""
     parser = _Rows()
     parser.feed(html)
     parser.close()
-    return [repair_chars(" | ".join(r)) for r in parser.rows]
+    return [repair_chars(" | ".join(r)) for r in parser.rows if any(r)]
 
 
-def _algorithm(items: list[dict], i: int, pg: int, heading: str, consumed: set[int], captions: dict) -> Block:
-    """An "Algorithm N ..." heading plus its body: the following caption-less table/code block, or
-    the following text blocks that read as algorithm lines ("Require:", "1:", ...)."""
-    body: list[str] = []
-    for j in range(i + 1, len(items)):
-        nb = items[j]
-        typ, text = nb.get("type"), nb.get("text") or ""
-        if typ in _SKIP or typ == "text" and not text.strip():
+def _algorithm(items: list[dict], i: int, pg: int, used: set[int]) -> Block:
+    """A block starting "Algorithm N" (heading or text): caption = its lines up to the first
+    algorithm line; body = its other lines, then a following caption-less table/code block or the
+    following text blocks that read as algorithm lines ("Require:", "1:", "end", LaTeX, arrows);
+    those blocks are marked used."""
+    lines = clean(items[i]["text"]).split("\n")
+    k = next((k for k in range(1, len(lines)) if _ALGO_LINE.search(lines[k])), len(lines))
+    head, body = join_lines(lines[:k]), ["\n".join(lines[k:])] if lines[k:] else []
+    for j in range(i + 1, len(items) if len(head) < 160 else i):  # a long first line is prose: no body
+        nb, text = items[j], items[j].get("text") or ""
+        if nb.get("type") in _SKIP or nb.get("type") == "text" and not text.strip():
             continue
-        caps, foots = _caption_parts(nb)
-        if not body and typ in ("table", "code") and not any(_label("Table", c) for c in caps + foots):
+        if not body and nb.get("type") in ("table", "code") and not any(_label("Table", c) for c in sum(_captions(nb), [])):
             body.append("\n".join(_table_rows(nb.get("table_body") or "")) or clean(nb.get("code_body") or ""))
-        elif typ == "text" and not nb.get("text_level") and _ALGO_LINE.match(text):
-            body.append(clean(text))
-        else:
+        elif nb.get("type") != "text" or nb.get("text_level") or _label("Algorithm", text) or not _ALGO_LINE.search(text):
             break
-        consumed.add(j)
-    return Block("algorithm", pg, "\n".join(b for b in body if b), _label("Algorithm", heading), caption=heading)
+        else:
+            body.append(clean(text))
+        used.add(j)
+    return Block("algorithm", pg, "\n".join(b for b in body if b), _label("Algorithm", head), caption=head)
 
 
 def _looks_like_ref(text: str) -> bool:
-    """After a non-appendix heading inside the reference list: does this block continue the list?"""
+    """After a non-appendix heading inside the reference list (e.g. "Impact Statement" placed
+    between two columns of references): does this text block continue the list?"""
     head = text.lstrip()
     return bool(_BRACKET.match(head) or _AUTHOR_START.match(head) and _YEAR.search(head)
-                or _YEAR.search(text.rstrip()[-40:]) and len(text) < 1500)
+                or len(text) < 1500 and _YEAR.search(text.rstrip()[-40:]))
 
 
 def _label_warnings(blocks: list[Block]) -> list[str]:
     """One-line warnings on unlabeled, duplicate and skipped Table/Figure numbers."""
     out = []
-    for kind, bk in (("Table", "table"), ("Figure", "figure")):
-        ids = [b.object_id for b in blocks if b.kind == bk]
-        if ids.count(None):
-            out.append(f"{ids.count(None)} {bk} blocks without a '{kind} N' label")
+    for kind in ("Table", "Figure"):
+        ids = [b.object_id for b in blocks if b.kind == kind.lower()]
         nums = [int(x.split()[1]) for x in ids if x and x.split()[1].isdigit()]
         dup = sorted({n for n in nums if nums.count(n) > 1})
         gaps = sorted(set(range(1, max(nums, default=0) + 1)) - set(nums))
+        if None in ids:
+            out.append(f"{ids.count(None)} {kind.lower()} blocks without a '{kind} N' label")
         if dup:
-            out.append(f"duplicate {kind.lower()} labels: " + ", ".join(f"{kind} {n}" for n in dup))
+            out.append(f"duplicate labels: {', '.join(f'{kind} {n}' for n in dup)}")
         if gaps:
-            out.append(f"{kind.lower()} numbering skips: " + ", ".join(f"{kind} {n}" for n in gaps))
+            out.append(f"{kind.lower()} numbering skips {', '.join(f'{kind} {n}' for n in gaps)}")
     return out
 
 
 class _RefSplitter:
-    """Split reference-list text into single entries.
+    """Split reference-list text into single entries, one text line at a time.
 
-    Numbered lists ("[12] ..." or "12. ..."): a new entry starts at a marker at a line start, or at
-    a mid-line "[n]" whose n is the next expected number. Author-year lists: a line starts a new
-    entry unless the open entry is unfinished (ends with "," / "and" / "pp." ...) or the line
-    starts lower-case/with a digit; within a line, ". " followed by an author start ("Surname, X.",
-    "Van Wyk, D.B.", "Surname, Firstname", "Surname X.") splits when both the open entry and the
-    text up to the next such start contain a year (19xx/20xx).
+    - Numbered lists ("[12] ..." or "12. ..."): an entry starts at a marker that begins a line, or
+      at a mid-line "[n]" whose n is the next expected number (RawReference.number = n).
+    - Author-year lists: a line starts a new entry unless the open entry is unfinished (ends with
+      "," / "and" / "pp." / no final stop) or the line starts lower-case or with a digit; within a
+      line, ". " + an author start ("Surname, X.", "van der Berg, J.K.", "Surname, Firstname",
+      "Surname X.") splits when the open entry has a year and the text up to the next author
+      start has one too (or, at the line end, is an author list that may go on below).
     """
 
     def __init__(self) -> None:
         self.items: list[list] = []  # [page, text, number]
-        self.style: Optional[str] = None  # "bracket", "dot" or "author"
-        self.pages: dict[int, int] = {}  # page of a packed block -> entries started in it
-        self.warnings: list[str] = []
+        self.style: Optional[str] = None  # "bracket", "dot" or "author", fixed by the first line
 
     def expects(self, text: str) -> bool:
-        """True when ``text`` starts with the next number of a numbered list (recovery of
-        entries MinerU marked discarded)."""
-        m = _BRACKET.match(text.lstrip()) if self.style == "bracket" else None
-        return bool(m and self.items and self.items[-1][2] is not None and int(m.group(1)) == self.items[-1][2] + 1)
+        """Does ``text`` start with the next "[n]" of a numbered list?"""
+        m = _BRACKET.match(text.lstrip()) if self.style == "bracket" and self.items else None
+        return bool(m and self.items[-1][2] is not None and int(m.group(1)) == self.items[-1][2] + 1)
 
     def feed(self, text: str, page: int, new_entry: bool = False) -> None:
         """Add one block's text (lines separated by newlines) found on ``page``."""
-        before = len(self.items)
         for k, raw in enumerate(text.split("\n")):
-            line = " ".join(repair_chars(raw).split())
-            if line:
+            if line := " ".join(repair_chars(raw).split()):
                 self._line(line, page, new_entry and k == 0)
-        if len(self.items) - before > 15:
-            self.warnings.append(f"one MinerU block on page {page} holds {len(self.items) - before} reference "
-                                 f"entries; all get page {page} though the list may run onto later pages")
+
+    def _add(self, page: int, text: str, number: Optional[int] = None, new: bool = True) -> None:
+        if new or not self.items:
+            self.items.append([page, text, number])
+        else:  # continuation: join_lines repairs a hyphenated break ("confi-" + "dence")
+            self.items[-1][1] = join_lines([self.items[-1][1], text])
 
     def _line(self, line: str, page: int, force: bool) -> None:
         if self.style is None:
@@ -431,42 +421,29 @@ class _RefSplitter:
         if self.style == "author":
             bounds = [0] + [m.end() for m in _MID_START.finditer(line)] + [len(line)]
             segs = [line[x:y].strip() for x, y in zip(bounds, bounds[1:])]
-            if force or not self.items or self._starts_entry(line):
-                self.items.append([page, segs[0], None])
-            else:
-                self.items[-1][1] += " " + segs[0]
+            self._add(page, segs[0], new=force or not self.items or self._starts_entry(line))
             for k, seg in enumerate(segs[1:], 2):
-                last_open = k == len(segs) and len(_AUTHOR_PAIR.findall(seg[:150])) >= 2  # may go on next line
-                if _YEAR.search(self.items[-1][1]) and (_YEAR.search(seg) or last_open):
-                    self.items.append([page, seg, None])
-                else:
-                    self.items[-1][1] += " " + seg
+                open_list = k == len(segs) and len(_AUTHOR_PAIR.findall(seg[:150])) >= 2
+                self._add(page, seg, new=bool(_YEAR.search(self.items[-1][1]) and (_YEAR.search(seg) or open_list)))
             return
+        last = self.items[-1][2] if self.items else None
+        marks: list[tuple[int, int, int]] = []  # (start, number, end of marker)
         if self.style == "bracket":
-            marks = []
             for m in _BRACKET.finditer(line):
-                n = int(m.group(1))
-                last = marks[-1][1] if marks else (self.items[-1][2] if self.items else None)
-                if m.start() == 0 or line[m.start() - 1] == " " and last is not None and n == last + 1:
+                n, prev = int(m.group(1)), marks[-1][1] if marks else last
+                if m.start() == 0 or line[m.start() - 1] == " " and prev is not None and n == prev + 1:
                     marks.append((m.start(), n, m.end()))
-        else:
-            m = _DOT.match(line)
-            last = self.items[-1][2] if self.items else None
-            marks = [(0, int(m.group(1)), m.end())] if m and (last is None or int(m.group(1)) == last + 1) else []
-        head = line[: marks[0][0]].strip() if marks else line
-        if head:
-            if self.items:
-                self.items[-1][1] += " " + head
-            else:
-                self.items.append([page, head, None])
-        for k, (pos, n, end) in enumerate(marks):
-            stop = marks[k + 1][0] if k + 1 < len(marks) else len(line)
-            self.items.append([page, line[end:stop].strip(), n])
+        elif (m := _DOT.match(line)) and (last is None or int(m.group(1)) == last + 1):
+            marks.append((0, int(m.group(1)), m.end()))
+        if head := line[: marks[0][0] if marks else len(line)].strip():
+            self._add(page, head, new=False)
+        for k, (_, n, end) in enumerate(marks):
+            self._add(page, line[end: marks[k + 1][0] if k + 1 < len(marks) else len(line)].strip(), n)
 
     def _starts_entry(self, line: str) -> bool:
-        """Does a line (or block) start a new author-year entry, given the open entry?"""
+        """Does a line (or a block's first line) start a new author-year entry?"""
         cur = self.items[-1][1].rstrip()
-        if _HARD_OPEN.search(cur):
+        if _OPEN_END.search(cur):
             return False
         done = cur.endswith((".", "?", "!", ")", "]"))
         if _AUTHOR_START.match(line) or line[0].isupper() or line[0] in "\u201c\"'":
@@ -474,5 +451,5 @@ class _RefSplitter:
         return bool(line[0].islower() and done and _YEAR.search(cur) and _AUTHOR_PAIR.search(line[:80]))
 
     def entries(self) -> list[RawReference]:
-        """The entries as RawReference (number = printed number for numbered lists, else None)."""
+        """Entries as RawReference: page of the block where each starts, number as printed or None."""
         return [RawReference(page=p, raw=t, number=n) for p, t, n in self.items if t.strip()]

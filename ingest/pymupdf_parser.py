@@ -198,6 +198,8 @@ def _heading_text(b: PBlock, body_size: float) -> Optional[str]:
         return None
     if _CAPTION.match(text):
         return None
+    if len(b.lines) == 1 and _REFS_HEADING.match(text):
+        return text  # "References" alone on its line is the heading, whatever its font
     styled = all(ln.bold or ln.size >= body_size + 0.9 for ln in b.lines)
     if not styled and len(b.lines) <= 2 and re.match(r"^\d{1,2}(?:\.\d{1,2}){1,3}\s+[A-Z]", text) and len(text) < 90:
         styled = not text.endswith(".")  # "3.1.2 e-MERLIN detection ..." set in italics
@@ -358,10 +360,10 @@ class PyMuPDFParser:
             raise BadInputError(f"{path.name}: unreadable PDF ({exc}): re-download it") from None
         if doc.needs_pass:
             raise BadInputError(f"{path.name}: encrypted PDF: decrypt it first (e.g. qpdf --decrypt)")
-        if doc.page_count == 0:
-            raise BadInputError(f"{path.name}: PDF has no pages: re-download it")
         if b"%%EOF" not in tail and doc.is_repaired:
             raise BadInputError(f"{path.name}: truncated PDF (no end-of-file marker): re-download it")
+        if doc.page_count == 0:
+            raise BadInputError(f"{path.name}: PDF has no pages: re-download it")
         return doc
 
     # -- main ------------------------------------------------------------------------------

@@ -17,6 +17,8 @@ import hashlib
 import re
 from typing import Iterable, Optional
 
+import ahocorasick
+
 from graph.records import Reference
 from ingest.document import RawReference
 from ingest.text import normalize_key
@@ -31,9 +33,27 @@ _AUTHORISH = re.compile(r"^(?:[A-Z][\w'\-]+,?\s+(?:[A-Z]\.\s*)+|(?:[A-Z]\.\s*)+[
 _VENUE_START = re.compile(r"^(?:In\s|Proceedings|Proc\.|arXiv|CoRR|Advances in|Journal|Trans)", re.I)
 
 
+_INITIAL = re.compile(r"\b[A-Z]\.(?:\s*[A-Z]\.)*,?\s+(?:and\s+|&\s+)?")
+_ET_AL = re.compile(r"\bet al\.?,?\s+", re.I)
+
+
 def _clean_title(title: str) -> str:
+    title = re.sub(r",\s*(?:19|20)\d\d[a-z]?$", "", title.strip())  # "..., 2020"
     title = title.strip().strip(".,;: ").strip("\"\u201c\u201d'")
     return re.sub(r"\s+", " ", title)
+
+
+def _strip_authors(seg: str) -> str:
+    """Drop a leading author list that the segment split left on a title
+    ("Kingma, D. P. and Ba, J. Adam: A method ..." -> "Adam: A method ...")."""
+    cut = 0
+    for m in _ET_AL.finditer(seg):
+        cut = max(cut, m.end())
+    inits = list(_INITIAL.finditer(seg))
+    if len(inits) >= 2 or (inits and seg[: inits[0].start()].rstrip().endswith(",")):
+        cut = max(cut, inits[-1].end())
+    rest = seg[cut:]
+    return rest if cut and len(rest) >= 12 else seg
 
 
 def parse_title(raw: str) -> Optional[str]:
@@ -49,7 +69,7 @@ def parse_title(raw: str) -> Optional[str]:
     m = _YEAR_DOT.search(text[:400])
     if m and m.start() < 300:
         rest = text[m.end():]
-        seg = _SEGMENT.split(rest, maxsplit=1)[0]
+        seg = _strip_authors(_SEGMENT.split(rest, maxsplit=1)[0])
         if len(seg) >= 12 and not _VENUE_START.match(seg):
             return _clean_title(seg)
     segs = [s for s in _SEGMENT.split(text) if s.strip()]
@@ -57,6 +77,7 @@ def parse_title(raw: str) -> Optional[str]:
         cand = segs[1]
         if _VENUE_START.match(cand) and len(segs) >= 1:
             cand = segs[0]
+        cand = _strip_authors(cand)
         if len(cand) >= 12:
             return _clean_title(cand)
     return None
@@ -140,3 +161,47 @@ def build_references(
             )
         )
     return refs
+
+
+def consolidate_work_ids(refs: list[Reference], min_key: int = 16) -> list[Reference]:
+    """Give every entry that cites the same work the same ``title:`` work id, corpus-wide.
+
+    Title parsing differs between citation styles, so a work's title is looked up in the raw
+    text instead: the candidate keys are the normalised parsed titles (>= ``min_key`` chars); a
+    key that occurs in three or more entries of one citing paper, or in two entries of each of
+    two papers, is a venue or series name, not a title, and is dropped; each unresolved entry takes the longest key its raw text contains.
+    Entries resolved to corpus papers keep ``paper:`` ids. Aho-Corasick keeps this linear in the
+    corpus size. Returns new records in the same order.
+    """
+    keys = {normalize_key(r.title or "") for r in refs if r.cited_paper_id is None}
+    keys = {k[:120] for k in keys if len(k) >= min_key}
+    if not keys:
+        return refs
+    auto = ahocorasick.Automaton()
+    for k in keys:
+        auto.add_word(k, k)
+    auto.make_automaton()
+    hays = [normalize_key(r.raw) for r in refs]
+    found: list[set[str]] = [{k for _, k in auto.iter(h)} for h in hays]
+    per_paper: dict[tuple[str, str], int] = {}
+    for r, ks in zip(refs, found):
+        for k in ks:
+            per_paper[(r.paper_id, k)] = per_paper.get((r.paper_id, k), 0) + 1
+    multi: dict[str, int] = {}
+    bad = set()
+    for (_, k), n in per_paper.items():
+        if n >= 3:
+            bad.add(k)
+        elif n == 2:
+            multi[k] = multi.get(k, 0) + 1
+    bad |= {k for k, n in multi.items() if n >= 2}
+    out = []
+    for r, ks in zip(refs, found):
+        if r.cited_paper_id is None:
+            good = sorted((k for k in ks if k not in bad), key=len, reverse=True)
+            if good:
+                r = r.model_copy(update={"work_id": f"title:{good[0]}"})
+            elif r.work_id.startswith("title:") and r.work_id[6:] in bad:  # a venue parsed as title
+                r = r.model_copy(update={"work_id": work_id_for(r.raw, None, None)})
+        out.append(r)
+    return out
