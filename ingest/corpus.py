@@ -160,24 +160,31 @@ def _parse(job: Job) -> tuple[ParsedDocument, Path]:
 
         return PyMuPDFParser(img_dir, img_rel).parse(pdf, job.paper_id), pdf
     from ingest.mineru import parse_content_list
-    from ingest.pymupdf_parser import PyMuPDFParser
+    from ingest.pymupdf_parser import PyMuPDFParser, save_crop
 
     doc = PyMuPDFParser.open(pdf)
-    n_pages = doc.page_count
-    doc.close()
-    content = _find_content_list(pdf)
-    if content is None:
-        content = _run_mineru(pdf, Path(tempfile.mkdtemp(prefix="lit3r-mineru-")))
-    parsed = parse_content_list(content, n_pages=n_pages)
-    for b in parsed.blocks:  # bring MinerU's crops into the corpus folder
-        if b.image:
-            src = content.parent / b.image
-            if img_dir is not None and src.is_file():
+    try:
+        content = _find_content_list(pdf)
+        if content is None:
+            content = _run_mineru(pdf, Path(tempfile.mkdtemp(prefix="lit3r-mineru-")))
+        parsed = parse_content_list(content, n_pages=doc.page_count)
+        for b in parsed.blocks:  # bring MinerU's crops into the corpus folder, or crop the PDF
+            src = content.parent / b.image if b.image else None
+            b.image = None
+            if img_dir is None:
+                continue
+            if src is not None and src.is_file():
                 img_dir.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(src, img_dir / src.name)
                 b.image = img_rel + src.name
-            else:
-                b.image = None
+            elif b.region and b.object_id:
+                page = doc[b.page - 1]
+                w, h = page.rect.width, page.rect.height
+                x0, y0, x1, y1 = b.region
+                b.image = save_crop(page, (x0 * w, y0 * h, x1 * w, y1 * h), img_dir, img_rel,
+                                    f"p{b.page:03d}-{b.object_id}")
+    finally:
+        doc.close()
     return parsed, pdf
 
 

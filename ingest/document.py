@@ -34,6 +34,9 @@ class Block:
     - ``caption``: caption text of a table/figure/algorithm (may be empty).
     - ``image``: path of a PNG crop relative to the corpus folder, or None.
     - ``level``: heading level (1 = top) for headings, else 0.
+    - ``region``: the object's box as page fractions ``(x0, y0, x1, y1)`` in 0..1, when the
+      parser knows it but wrote no image (MinerU output without its images folder); the corpus
+      builder then crops the region from the PDF.
     """
 
     kind: BlockKind
@@ -43,6 +46,7 @@ class Block:
     caption: str = ""
     image: Optional[str] = None
     level: int = 0
+    region: Optional[tuple[float, float, float, float]] = None
 
 
 @dataclass

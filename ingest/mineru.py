@@ -294,11 +294,13 @@ def _object_block(it: dict, pg: int, adopted: Optional[str], image_root: Optiona
         body = clean(it.get("code_body") or "")
         if not (oid or it.get("sub_type") == "algorithm"):
             return Block("paragraph", pg, _para(body)) if body else None
+    bbox = it.get("bbox")
+    region = tuple(min(1.0, max(0.0, v / 1000)) for v in bbox) if bbox and len(bbox) == 4 else None
     if typ == "code" or oid and oid.startswith("Algorithm"):
-        return Block("algorithm", pg, body, oid, caption=caption, image=img)
+        return Block("algorithm", pg, body, oid, caption=caption, image=img, region=region)
     if not (body or caption):
         return None
-    return Block("table" if typ == "table" else "figure", pg, body, oid, caption=caption, image=img)
+    return Block("table" if typ == "table" else "figure", pg, body, oid, caption=caption, image=img, region=region)
 
 
 class _Rows(HTMLParser):

@@ -290,6 +290,21 @@ def _grow(cap: PBlock, blocks: list[PBlock], xr, body_size: float, down: bool, m
     return region
 
 
+def _absorb_caption_tail(cap: PBlock, blocks: list[PBlock], xr) -> PBlock:
+    """A caption that PyMuPDF split into several blocks: merge the blocks that follow it with
+    less than half a line of gap (a paragraph after a caption sits further away)."""
+    lines = list(cap.lines)
+    h = (cap.lines[-1].y1 - cap.lines[-1].y0) or 8.0
+    while True:
+        bottom = max(ln.y1 for ln in lines)
+        nxt = [b for b in blocks if not b.consumed and _overlaps(b, xr) and 0 <= b.y0 - bottom < 0.5 * h]
+        if len(nxt) != 1 or _CAPTION.match(nxt[0].lines[0].text):
+            break
+        nxt[0].consumed = True
+        lines.extend(nxt[0].lines)
+    return PBlock(lines, consumed=True) if len(lines) > len(cap.lines) else cap
+
+
 def _rows(words: list[tuple], rect: "pymupdf.Rect") -> list[str]:
     """Rebuild table rows from the words inside ``rect``: rows by height, cells by gaps."""
     inside = [w for w in words if rect.contains(pymupdf.Point((w[0] + w[2]) / 2, (w[1] + w[3]) / 2))]
@@ -541,6 +556,7 @@ class PyMuPDFParser:
             oid = _object_id(kind, m.group("num"))
             xr = _xrange(cap, width, two_col)
             cap.consumed = True
+            cap = _absorb_caption_tail(cap, ordered, xr)
             caption = clean(cap.text)
             if kind == "fig":
                 region = _grow(cap, ordered, xr, body_size, down=False)
@@ -623,15 +639,7 @@ class PyMuPDFParser:
     def _crop(self, page, rect, paper_id: str, pno: int, oid: str) -> Optional[str]:
         if self.image_dir is None:
             return None
-        rect = rect & page.rect
-        if rect.is_empty or rect.width < 8 or rect.height < 8:
-            return None
-        name = f"p{pno:03d}-{oid.lower().replace(' ', '-')}.png"
-        target = self.image_dir / name
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            page.get_pixmap(clip=rect, dpi=self.dpi).save(target)
-        return f"{self.image_ref}{name}"
+        return save_crop(page, rect, self.image_dir, self.image_ref, f"p{pno:03d}-{oid}", self.dpi)
 
     # -- text flow -------------------------------------------------------------------------
     def _flow(self, pno: int, ordered: list[PBlock], objects: dict[int, Block], body_size: float,
@@ -678,6 +686,21 @@ def _display_math(b: PBlock, width: float) -> bool:
     if _is_prose(b) or len(text) > 300 or len(text) < 5 or len(b.lines) > 4:
         return False
     return len(_MATH.findall(text)) >= 2 and "=" in text and (b.x1 - b.x0) < 0.45 * width
+
+
+def save_crop(page, rect, image_dir: Path, image_ref: str, name: str, dpi: int = 110) -> Optional[str]:
+    """Render ``rect`` (PDF points) of ``page`` to ``image_dir/<name>.png`` (name lower-cased,
+    spaces to dashes); returns ``image_ref + file name``, or None for an empty or tiny region.
+    An existing file is kept (re-runs do not re-render)."""
+    rect = pymupdf.Rect(rect) & page.rect
+    if rect.is_empty or rect.width < 8 or rect.height < 8:
+        return None
+    fname = name.lower().replace(" ", "-") + ".png"
+    target = Path(image_dir) / fname
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        page.get_pixmap(clip=rect, dpi=dpi).save(target)
+    return f"{image_ref}{fname}"
 
 
 def cap_rect(b: PBlock) -> "pymupdf.Rect":
