@@ -226,6 +226,16 @@ def _split_heading(b: PBlock, body_size: float) -> list[PBlock]:
     return [b]
 
 
+def _split_captions(b: PBlock) -> list[PBlock]:
+    """Split a block at a caption line inside it ("...table rows" + "Table 4: ..."): PyMuPDF
+    often files a caption set below a table into the table's own block."""
+    for k in range(1, len(b.lines)):
+        m = _CAPTION.match(b.lines[k].text)
+        if m and m.group("punct") and b.lines[k].x0 <= b.x0 + 40:
+            return [PBlock(b.lines[:k])] + _split_captions(PBlock(b.lines[k:]))
+    return [b]
+
+
 def _order(blocks: list[PBlock], width: float) -> list[PBlock]:
     """Reading order: full-width blocks cut bands; in each band, left column then right."""
     mid = width / 2
@@ -417,6 +427,7 @@ class PyMuPDFParser:
             page = doc[pno - 1]
             blocks = [PBlock(b) for b in raw_blocks]
             blocks = [s for b in blocks for s in _split_heading(b, body_size)]
+            blocks = [s for b in blocks for s in _split_captions(b)]
             width = page.rect.width
             ordered = _order(blocks, width)
             two_col = len([b for b in blocks if b.x1 <= width / 2 + 12]) >= 2 and len(
@@ -572,8 +583,10 @@ class PyMuPDFParser:
                 found[i] = Block("figure", pno, body, oid, caption, self._crop(page, rect, paper_id, pno, oid))
             else:
                 region = _grow(cap, ordered, xr, body_size, down=True)
-                if not region and kind == "tab":
-                    region = _grow(cap, ordered, xr, body_size, down=False)
+                if kind == "tab":  # the caption may sit below its table: take the closer side
+                    above = _grow(cap, ordered, xr, body_size, down=False)
+                    if above and (not region or cap.y0 - above[0].y1 < region[0].y0 - cap.y1):
+                        region = above
                 for b in region:
                     b.consumed = True
                 if region:
@@ -766,10 +779,10 @@ def _split_references(ref_lines: list[tuple[int, int, Line]]) -> list[RawReferen
                 entries.append(RawReference(pno, ln.text[m.end():], num))
                 expected = num + 1
             elif entries:
-                if len(entries[-1].raw) > 900:
-                    break  # runaway entry: not reference text any more
                 entries[-1].raw = join_lines([entries[-1].raw, ln.text])
-        return [e for e in entries if _looks_like_reference(e.raw)]
+        if entries and len(entries[-1].raw) > 1200:
+            entries[-1].raw = _trim_last(entries[-1].raw)  # text after the list ran into it
+        return [e for e in entries if _looks_like_reference(e.raw, max_len=20000)]
     # author-year: hanging indent per column (the entry start is the column's most common
     # left edge; continuation lines sit a few points to the right of it)
     by_col: dict[tuple[int, int], Counter] = {}
@@ -808,5 +821,16 @@ def _split_references(ref_lines: list[tuple[int, int, Line]]) -> list[RawReferen
     return out
 
 
-def _looks_like_reference(raw: str) -> bool:
-    return 20 <= len(raw) <= 1500 and (_YEAR.search(raw) is not None or "arxiv" in raw.lower())
+def _looks_like_reference(raw: str, max_len: int = 1500) -> bool:
+    return 20 <= len(raw) <= max_len and (_YEAR.search(raw) is not None or "arxiv" in raw.lower())
+
+
+def _trim_last(raw: str) -> str:
+    """The last entry of a numbered list absorbs whatever follows the list (author or
+    affiliation lists, appendix text): keep it up to the first sentence end after a year."""
+    m = _YEAR.search(raw)
+    if m:
+        end = re.search(r"\.(\s|$)", raw[m.end():])
+        if end:
+            return raw[: m.end() + end.start() + 1]
+    return raw[:600]
