@@ -77,12 +77,28 @@ def coverage(chunks, questions) -> tuple[float, float, list[str]]:
     return hit_loc / n, hit_txt / n, misses
 
 
+def page1_quality(tmp: Path) -> None:
+    """Title / first author / abstract read from page 1 (no metadata) against the manifest."""
+    out = tmp.with_name(tmp.name + "-nometa")
+    ingest_corpus(SHARED / "pdfs", out, workers=2, images=False, progress=False)
+    papers, _, _ = load_corpus(out)
+    man = {json.loads(line)["id"]: json.loads(line) for line in (SHARED / "manifest.jsonl").open()}
+    titles = sum(normalize_key(p.title) == normalize_key(man[p.paper_id]["title"]) for p in papers)
+    first = sum(any(man[p.paper_id]["authors"][0].split()[-1].lower() in a.lower() for a in p.authors)
+                for p in papers)
+    abstracts = sum(len(p.abstract) >= 200 for p in papers)
+    print(f"page 1 without metadata: exact titles {titles}/{len(papers)}, first author found {first}/{len(papers)},"
+          f" abstract found {abstracts}/{len(papers)}")
+    shutil.rmtree(out, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--no-images", action="store_true")
     ap.add_argument("--keep", type=Path, help="write the corpus here instead of a temp folder")
     ap.add_argument("--misses", action="store_true", help="print the evidence items not covered")
+    ap.add_argument("--page1", action="store_true", help="also measure title/author/abstract reading without metadata")
     args = ap.parse_args()
     out = args.keep or Path(tempfile.mkdtemp(prefix="lit3r-bench-"))
     if out.exists():
@@ -102,10 +118,12 @@ def main() -> None:
             per[c.paper_id][c.object_id.split()[0]] += 1
     nref = Counter(r.paper_id for r in refs)
     for label in ("Table", "Figure", "Equation", "Algorithm"):
-        vals = [len({c.object_id for c in chunks if c.paper_id == p.paper_id and c.object_id and
-                     c.object_id.startswith(label)}) for p in papers]
-        print(f"{label:9s} per paper: mean {statistics.fmean(vals):.1f}  median {statistics.median(vals)}"
-              f"  papers with none: {sum(v == 0 for v in vals)}")
+        vals = {p.paper_id: len({c.object_id for c in chunks if c.paper_id == p.paper_id and c.object_id and
+                                 c.object_id.startswith(label)}) for p in papers}
+        none = sorted(pid for pid, v in vals.items() if v == 0)
+        print(f"{label:9s} per paper: mean {statistics.fmean(vals.values()):.1f}  median "
+              f"{statistics.median(vals.values())}  papers with none: {len(none)}"
+              + (f" {none}" if len(none) <= 5 else ""))
     rv = [nref[p.paper_id] for p in papers]
     print(f"references per paper: mean {statistics.fmean(rv):.1f} median {statistics.median(rv)}; "
           f"papers with none: {[p.paper_id for p in papers if nref[p.paper_id] == 0]}")
@@ -114,6 +132,8 @@ def main() -> None:
     questions = [json.loads(line) for line in (SHARED / "questions_dev.jsonl").open()]
     loc, txt, misses = coverage(chunks, questions)
     print(f"evidence coverage: locator {loc:.3f} (target 0.90)   text {txt:.3f} (target 0.80)")
+    if args.page1:
+        page1_quality(out)
     if args.misses:
         print("\n".join(misses))
     print("reference counts (for checking by hand):",

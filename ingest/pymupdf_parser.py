@@ -226,6 +226,12 @@ def _split_heading(b: PBlock, body_size: float) -> list[PBlock]:
     return [b]
 
 
+def _label_span(ln: Line, m: "re.Match") -> bool:
+    """The caption label is a span of its own, followed by a capitalised word."""
+    rest = ln.text[m.end():].lstrip()
+    return bool(ln.spans) and ln.spans[0][2].strip() == m.group(0).strip() and rest[:1].isupper()
+
+
 def _split_captions(b: PBlock) -> list[PBlock]:
     """Split a block at a caption line inside it ("...table rows" + "Table 4: ..."): PyMuPDF
     often files a caption set below a table into the table's own block."""
@@ -557,8 +563,9 @@ class PyMuPDFParser:
             if not m or cap.consumed:
                 continue
             kind = m.group("kind")[:3].lower()
-            # "Table 1 shows ..." is a sentence, not a caption: require punctuation or a bold label
-            if not m.group("punct") and not cap.lines[0].bold and kind != "alg":
+            # "Table 1 shows ..." is a sentence, not a caption: require punctuation, a bold line,
+            # or the label set as a span of its own ("Table 1" + "Evaluation results ...")
+            if not m.group("punct") and not cap.lines[0].bold and kind != "alg" and not _label_span(cap.lines[0], m):
                 continue
             if _is_prose(cap) and len(cap.text) > 900 and kind != "fig":
                 continue
@@ -727,18 +734,19 @@ def _authors_after_title(first: list[list[Line]], title: str, page1: str) -> lis
     lines = sorted((ln for b in first for ln in b), key=lambda ln: (ln.y0, ln.x0))
     names: list[str] = []
     after = False
-    tkey = title[-20:]
     for ln in lines:
+        if ln.text and (ln.text in title or title.endswith(ln.text[-20:])) and len(ln.text) > 3:
+            after = True  # still inside the title
+            continue
         if not after:
-            if tkey and tkey in ln.text or ln.text and ln.text in title and len(ln.text) > 10:
-                after = True
             continue
         if re.match(r"^\s*(abstract|\d\s+introduction)", ln.text, re.I) or len(names) >= 30:
             break
-        for part in re.split(r",|\band\b|·|;|\u2217", ln.text):
-            part = re.sub(r"[\d*†‡§¶∗#]+", "", part).strip()
+        for part in re.split(r",|\band\b|\u00b7|;|[\d*\u2020\u2021\u00a7\u00b6\u2217#\u2022]+|\s{2,}", ln.text):
+            part = part.strip()
             if re.fullmatch(r"[A-Z][\w'\-.]+(?:\s+[A-Z][\w'\-.]*){1,3}", part) and "@" not in part:
-                if not re.search(r"universit|institut|research|lab|school|college|department|google|microsoft|inc", part, re.I):
+                if not re.search(r"universit|institut|research|lab|school|college|department|google|microsoft|"
+                                 r"inc\b|ai\b|language|model|learning|network", part, re.I):
                     names.append(part)
         if len(ln.text) > 200:
             break
