@@ -2,7 +2,7 @@
 PY    ?= python3
 VENV  ?= .venv
 PDFS  ?= ../shared/data/corpus/pdfs
-OUT   ?= lit3r_data/corpus
+OUT   ?= lit3r_data/$(notdir $(abspath $(PDFS)))
 META  ?= $(wildcard $(PDFS)/../manifest.jsonl)
 
 $(VENV)/.installed: pyproject.toml

@@ -35,7 +35,7 @@ from tqdm import tqdm
 from graph.records import Chunk, Paper, Reference, Source
 from ingest.chunking import build_chunks
 from ingest.document import BadInputError, ParsedDocument, RawReference
-from ingest.metadata import PaperMeta, load_metadata
+from ingest.metadata import PaperMeta, load_metadata, venue_year_from_text
 from ingest.references import TitleResolver, build_references, consolidate_work_ids
 
 #: Bump when parsing or chunking output changes: journaled papers of older versions re-parse.
@@ -67,6 +67,7 @@ class IngestReport:
     chunks: int = 0
     references: int = 0
     resolved_references: int = 0
+    pruned: int = 0
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
 
@@ -97,14 +98,22 @@ def sha256_of(path: Path) -> str:
 def discover(pdf_dir: Path, metadata: dict[str, PaperMeta]) -> list[tuple[str, Path, Optional[PaperMeta]]]:
     """PDF files under ``pdf_dir`` (recursive) with their paper ids.
 
-    The id is the metadata ``paper_id`` when a metadata line matches the file (by ``pdf`` or by
-    id = file stem); else the file stem; files whose stems collide (``<id>/paper.pdf`` layouts)
-    take their parent folder's name. Raises FileNotFoundError when ``pdf_dir`` does not exist.
+    ``pdf_dir`` may also be one PDF file. The id is the metadata ``paper_id`` when a metadata
+    line matches the file (by ``pdf`` or by id = file stem); else the file stem; files whose
+    stems collide (``<id>/paper.pdf`` layouts) take their parent folder's name. Paths are
+    absolute. Raises FileNotFoundError when ``pdf_dir`` does not exist or holds no PDF.
     """
     pdf_dir = Path(pdf_dir)
-    if not pdf_dir.is_dir():
+    if pdf_dir.is_file() and pdf_dir.suffix.lower() == ".pdf":
+        files = [pdf_dir.absolute()]
+    elif pdf_dir.is_dir():
+        files = sorted(p.absolute() for p in pdf_dir.rglob("*") if p.is_file() and p.suffix.lower() == ".pdf")
+    elif pdf_dir.exists():
+        raise FileNotFoundError(f"{pdf_dir} is not a PDF file or a folder: pass a folder of PDF files")
+    else:
         raise FileNotFoundError(f"PDF folder not found: {pdf_dir}: pass a folder of PDF files")
-    files = sorted(p for p in pdf_dir.rglob("*") if p.is_file() and p.suffix.lower() == ".pdf")
+    if not files:
+        raise FileNotFoundError(f"no PDF files under {pdf_dir}: pass a folder that holds *.pdf files")
     stems: dict[str, int] = {}
     for p in files:
         stems[p.stem] = stems.get(p.stem, 0) + 1
@@ -168,6 +177,8 @@ def _parse(job: Job) -> tuple[ParsedDocument, Path]:
         if content is None:
             content = _run_mineru(pdf, Path(tempfile.mkdtemp(prefix="lit3r-mineru-")))
         parsed = parse_content_list(content, n_pages=doc.page_count)
+        if parsed.venue is None and parsed.year is None:  # MinerU output has no venue: read page 1
+            parsed.venue, parsed.year = venue_year_from_text(doc[0].get_text())
         for b in parsed.blocks:  # bring MinerU's crops into the corpus folder, or crop the PDF
             src = content.parent / b.image if b.image else None
             b.image = None
@@ -201,6 +212,7 @@ def process(job: Job) -> dict:
     except Exception as exc:  # a parser bug on one file must not stop the corpus
         return {"paper_id": job.paper_id, "file": job.pdf,
                 "error": f"{Path(job.pdf).name}: parser error ({type(exc).__name__}: {exc}): please report it"}
+    parsed.warnings = [w if w.startswith(job.paper_id) else f"{job.paper_id}: {w}" for w in parsed.warnings]
     meta = PaperMeta.model_validate(job.meta) if job.meta else None
     paper = Paper(
         paper_id=job.paper_id,
@@ -250,18 +262,26 @@ def ingest_corpus(
     workers: Optional[int] = None,
     images: bool = True,
     progress: bool = True,
+    prune: bool = False,
 ) -> IngestReport:
     """Parse every PDF under ``pdf_dir`` into the corpus folder ``out_dir`` (see module doc).
 
     ``workers``: parser processes (default: CPU count; 1 parses in this process). Bad files are
-    reported in ``IngestReport.failures`` and skipped. Raises FileNotFoundError for a missing
-    folder, ``ingest.metadata.MetadataError`` for a bad metadata file, ValueError for an
-    unknown parser.
+    reported in ``IngestReport.failures`` and skipped. ``prune``: drop papers of earlier runs
+    whose PDF is not under ``pdf_dir`` (by default the corpus only grows, so that several
+    folders can be added one after another). Raises FileNotFoundError for a missing folder or
+    one without PDFs, NotADirectoryError when ``out_dir`` is a file,
+    ``ingest.metadata.MetadataError`` for a bad metadata file, ValueError for an unknown
+    parser or a worker count below 1.
     """
     if parser not in PARSERS:
         raise ValueError(f"unknown parser {parser!r}: use one of {', '.join(PARSERS)}")
+    if workers is not None and workers < 1:
+        raise ValueError(f"--workers must be 1 or more, got {workers}")
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise NotADirectoryError(f"--out {out_dir} is a file: pass a folder for the corpus")
     state = out_dir / ".state"
     state.mkdir(parents=True, exist_ok=True)
     metadata = load_metadata(metadata_file) if metadata_file else {}
@@ -311,6 +331,13 @@ def ingest_corpus(
                 record(fut.result())
                 bar.update()
     bar.close()
+    if prune:
+        keep = {pid for pid, _, _ in found}
+        for path in state.glob("*.json"):
+            if path.stem not in keep:
+                path.unlink()
+                shutil.rmtree(out_dir / "images" / path.stem, ignore_errors=True)
+                report.pruned += 1
     _merge(out_dir, report)
     report.seconds = time.perf_counter() - t0
     (out_dir / "report.json").write_text(json.dumps(asdict(report), indent=2), encoding="utf-8")
@@ -335,7 +362,7 @@ def _merge(out_dir: Path, report: IngestReport) -> None:
         records.extend(build_references(e["paper_id"], raws, resolver))
         report.warnings.extend(e.get("warnings", []))
     records = consolidate_work_ids(records)
-    refs = [r.model_dump_json() for r in records]
+    refs = [json.dumps(r.model_dump(mode="json"), ensure_ascii=False) for r in records]
     report.references = len(records)
     report.resolved_references = sum(r.cited_paper_id is not None for r in records)
     report.papers, report.chunks = len(papers), len(chunks)

@@ -59,18 +59,69 @@ def load_metadata(path: Path) -> dict[str, PaperMeta]:
     """
     path = Path(path)
     if not path.is_file():
-        raise MetadataError(f"metadata file not found: {path}: pass an existing JSONL file to --metadata")
+        what = "is a folder" if path.is_dir() else "not found"
+        raise MetadataError(f"metadata file {what}: {path}: pass a JSONL file to --metadata")
     out: dict[str, PaperMeta] = {}
     with path.open(encoding="utf-8") as fh:
-        for no, line in enumerate(fh, start=1):
+        try:
+            lines = list(fh)
+        except UnicodeDecodeError:
+            raise MetadataError(f"{path}: not a UTF-8 text file: pass a JSONL file to --metadata") from None
+        for no, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
                 meta = PaperMeta.model_validate(json.loads(line))
-            except (json.JSONDecodeError, ValidationError) as exc:
-                first = str(exc).splitlines()[0]
-                raise MetadataError(f"{path}:{no}: invalid metadata line ({first}): fix or remove it") from None
+            except json.JSONDecodeError as exc:
+                raise MetadataError(f"{path}:{no}: not valid JSON ({exc.msg} at column {exc.colno}): fix or remove the line") from None
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                field = ".".join(str(x) for x in err["loc"]) or "line"
+                raise MetadataError(f"{path}:{no}: field {field!r}: {err['msg']}: fix or remove the line") from None
             out[meta.paper_id] = meta
             if meta.pdf:
                 out.setdefault(Path(meta.pdf).stem, meta)
     return out
+
+
+_VENUES = ("ACL|EMNLP|NAACL|EACL|AACL|COLING|LREC|TACL|NeurIPS|NIPS|ICML|ICLR|CVPR|ICCV|ECCV|WACV|AAAI|IJCAI|"
+           "KDD|SIGIR|WSDM|CIKM|WWW|CHI|UIST|CSCW|JCDL|MIDL|MICCAI|COLM|JMLR|TMLR")
+_LONG_VENUES = {
+    "Annual Meeting of the Association for Computational Linguistics": "ACL",
+    "Empirical Methods in Natural Language Processing": "EMNLP",
+    "North American Chapter of the Association for Computational Linguistics": "NAACL",
+    "European Chapter of the Association for Computational Linguistics": "EACL",
+    "Neural Information Processing Systems": "NeurIPS",
+    "International Conference on Machine Learning": "ICML",
+    "International Conference on Learning Representations": "ICLR",
+    "Conference on Human Factors in Computing Systems": "CHI",
+}
+_YEAR_RE = r"((?:19|20)\d\d)"
+_ARXIV_STAMP = re.compile(r"arXiv:\s*\d{4}\.\d{4,5}(?:v\d+)?\s*\[[\w.\-]+\]\s*(?:\d{1,2}\s+\w{3,9}\s+" + _YEAR_RE + ")?")
+
+
+def venue_year_from_text(text: str) -> tuple[Optional[str], Optional[int]]:
+    """Venue acronym and year printed on page 1, or (None, None).
+
+    Looks for, in order: "conference paper at ICLR 2022"; an acronym with a year ("NIPS 2017",
+    "ACL 2020"); a spelled-out venue name with a year on the same or the next line ("... Neural Information
+    Processing Systems ... 2017"); the arXiv stamp ("arXiv:1706.03762v7 [cs.CL] 2 Aug 2023" ->
+    arXiv 2023, the version date). ``text`` is page-1 text with newlines.
+    """
+    m = re.search(r"conference paper at (" + _VENUES + r")\s*" + _YEAR_RE, text)
+    if m:
+        return m.group(1), int(m.group(2))
+    m = re.search(r"\b(" + _VENUES + r")[\s'\u2019-]*" + _YEAR_RE + r"\b", text)
+    if m:
+        return ("NeurIPS" if m.group(1) == "NIPS" and int(m.group(2)) >= 2018 else m.group(1)), int(m.group(2))
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        for long, short in _LONG_VENUES.items():
+            if long.lower() in line.lower():
+                y = re.search(_YEAR_RE, " ".join(lines[i : i + 2]))
+                if y:
+                    return short, int(y.group(1))
+    m = _ARXIV_STAMP.search(text)
+    if m:
+        return "arXiv", int(m.group(1)) if m.group(1) else None
+    return None, None

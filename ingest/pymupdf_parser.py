@@ -30,6 +30,7 @@ from typing import Optional
 import pymupdf
 
 from ingest.document import BadInputError, Block, ParsedDocument, RawReference
+from ingest.metadata import venue_year_from_text
 from ingest.text import clean, join_lines, repair_chars
 
 _FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP  # no PRESERVE_LIGATURES
@@ -58,7 +59,6 @@ _APPENDIX_HEADING = re.compile(
 _REF_NUM = re.compile(r"^\[(\d{1,4})\]\s*")
 _REF_DOTNUM = re.compile(r"^(\d{1,3})\.\s+(?=[A-Z])")
 _YEAR = re.compile(r"\b(?:19|20)\d\d[a-z]?\b")
-_ARXIV_STAMP = re.compile(r"arXiv:\s*\d{4}\.\d{4,5}(?:v\d+)?\s*\[[\w.\-]+\]\s*(\d{1,2}\s+\w{3}\s+(\d{4}))?")
 _ROMAN = {"I": 1, "V": 5, "X": 10}
 
 
@@ -136,6 +136,8 @@ def _line_of(spans: list[dict]) -> Optional[Line]:
         if prev_x1 is not None and parts and not parts[-1].endswith(" ") and not t.startswith(" "):
             if x0 - prev_x1 > 0.15 * s["size"]:
                 parts.append(" ")
+        if s["flags"] & 1 and parts and parts[-1][-1:].isdigit() and re.fullmatch(r"[\u2212\-]?\d{1,3}", t.strip()):
+            t = "^" + t.strip()  # an exponent: "10" + superscript "20" -> "10^20", not "1020"
         parts.append(t)
         prev_x1 = x1
         n = len(t.strip())
@@ -165,7 +167,14 @@ def _read_page(page: "pymupdf.Page") -> list[list[Line]]:
             if abs(ln["dir"][1]) > 0.1:  # vertical text: arXiv stamps, rotated labels
                 continue
             line = _line_of(ln["spans"])
-            if line:
+            if not line:
+                continue
+            prev = lines[-1] if lines else None
+            if prev and abs(prev.yc - line.yc) < 2.5 and line.x0 >= prev.x1 - 1 and line.x0 - prev.x1 < 40:
+                lines[-1] = Line(prev.x0, min(prev.y0, line.y0), line.x1, max(prev.y1, line.y1),
+                                 f"{prev.text} {line.text}", prev.size, prev.bold and line.bold,
+                                 prev.spans + line.spans)
+            else:
                 lines.append(line)
         if lines:
             out.append(lines)
@@ -207,6 +216,8 @@ def _heading_text(b: PBlock, body_size: float) -> Optional[str]:
     if (styled or caps) and (_HEADING_NUM.match(text) or _NAMED_HEADINGS.match(text) or styled):
         if sum(c.isdigit() for c in text) > 0.4 * len(text):
             return None
+        if _HEADING_NUM.match(text) and re.search(r"[A-Za-z)][\s.]+\d{1,3}$", text):
+            return None  # a table-of-contents line: "2 Tokenizer & Model 3"
         return text
     return None
 
@@ -227,8 +238,11 @@ def _split_heading(b: PBlock, body_size: float) -> list[PBlock]:
 
 
 def _label_span(ln: Line, m: "re.Match") -> bool:
-    """The caption label is a span of its own, followed by a capitalised word."""
+    """The caption label is alone on its line, or a span of its own followed by a capitalised
+    word ("Table 1" + "Evaluation results ...")."""
     rest = ln.text[m.end():].lstrip()
+    if not rest:
+        return True
     return bool(ln.spans) and ln.spans[0][2].strip() == m.group(0).strip() and rest[:1].isupper()
 
 
@@ -427,6 +441,7 @@ class PyMuPDFParser:
         body_size = sizes.most_common(1)[0][0]
         pages = self._drop_margins(doc, pages, body_size)
         out = ParsedDocument(n_pages=n_pages)
+        self._seen_objects: set[str] = set()
         self._front_matter(doc, pages[0], body_size, out)
         section_state = {"in_refs": False, "done_refs": False, "ref_lines": []}
         for pno, raw_blocks in enumerate(pages, start=1):
@@ -515,6 +530,7 @@ class PyMuPDFParser:
         blocks = [PBlock(b) for b in first]
         ordered = _order(blocks, doc[0].rect.width)
         abstract: list[str] = []
+        abs_size = body_size
         state = 0
         for b in ordered:
             text = b.text
@@ -531,22 +547,24 @@ class PyMuPDFParser:
                     break
                 if len(text) < 30 and not abstract:
                     continue
+                size = statistics.median(ln.size for ln in b.lines)
+                if abstract and (size < abs_size - 0.9 or re.match(r"^[*\u2217\u2020\u2021\d]\s*\S", text)):
+                    continue  # a footnote ("*Equal contribution", "31st Conference ...")
+                if not abstract:
+                    abs_size = size
                 abstract.append(text)
                 b.consumed = True
                 if sum(len(a) for a in abstract) > 2500:
                     break
         out.abstract = " ".join(abstract).strip()
+        labels = [b.y0 for b in ordered if b.consumed]
+        self._front_bottom = min(labels) if labels else 0.0
         if out.abstract:
             self._abstract_keys = {b.text for b in ordered if b.consumed}
         else:
             self._abstract_keys = set()
         page1 = " ".join(ln.text for b in first for ln in b)
-        full = doc[0].get_text()
-        m = _ARXIV_STAMP.search(full)
-        if m:
-            out.venue = "arXiv"
-            if m.group(2):
-                out.year = int(m.group(2))
+        out.venue, out.year = venue_year_from_text(doc[0].get_text())
         out.authors = _authors_after_title(first, out.title, page1)
 
     # -- objects ---------------------------------------------------------------------------
@@ -555,6 +573,7 @@ class PyMuPDFParser:
         """Tables, figures, algorithms and equations of one page, keyed by the index of the
         block where they appear in reading order; consumed blocks are marked."""
         found: dict[int, Block] = {}
+        seen = self._seen_objects
         words = None
         width = page.rect.width
         for i, cap in enumerate(ordered):
@@ -565,13 +584,16 @@ class PyMuPDFParser:
             kind = m.group("kind")[:3].lower()
             # "Table 1 shows ..." is a sentence, not a caption: require punctuation, a bold line,
             # or the label set as a span of its own ("Table 1" + "Evaluation results ...")
-            if not m.group("punct") and not cap.lines[0].bold and kind != "alg" and not _label_span(cap.lines[0], m):
+            if not m.group("punct") and not cap.lines[0].bold and not _label_span(cap.lines[0], m):
                 continue
+            oid = _object_id(kind, m.group("num"))
+            if oid in seen and _is_prose(cap):
+                continue  # "Table 4. On average, ..." in body text after the real Table 4
+            seen.add(oid)
             if _is_prose(cap) and len(cap.text) > 900 and kind != "fig":
                 continue
             if words is None:
                 words = page.get_text("words", flags=_FLAGS)
-            oid = _object_id(kind, m.group("num"))
             xr = _xrange(cap, width, two_col)
             cap.consumed = True
             cap = _absorb_caption_tail(cap, ordered, xr)
@@ -608,7 +630,8 @@ class PyMuPDFParser:
                     nxt = [b.text for b in ordered[i + 1 : i + 3] if not b.consumed]
                     body = " ".join(nxt)[:600]
                     crop = cap_rect(cap)
-                    out.warnings.append(f"{paper_id} p{pno}: {oid}: no table grid found, kept caption + nearby text")
+                    what = "algorithm body" if kind == "alg" else "table grid"
+                    out.warnings.append(f"{paper_id} p{pno}: {oid}: no {what} found, kept caption + nearby text")
                 found[i] = Block("algorithm" if kind == "alg" else "table", pno, body, oid, caption,
                                  self._crop(page, crop, paper_id, pno, oid))
         for i, eq in self._equations(ordered, width, two_col):
@@ -672,9 +695,13 @@ class PyMuPDFParser:
             text = b.text
             if pno == 1 and (text in self._abstract_keys or (out.title and clean(text) == out.title)):
                 continue
+            if pno == 1 and b.y1 <= self._front_bottom and not _is_prose(b):
+                continue  # title, authors, affiliations above the abstract
             head = _heading_text(b, body_size)
             if st["in_refs"]:
-                if head and _APPENDIX_HEADING.match(head) and not _REFS_HEADING.match(head):
+                if head and not _REFS_HEADING.match(head) and (
+                    _APPENDIX_HEADING.match(head) or (not _YEAR.search(head) and len(head) < 80)
+                ):
                     st["in_refs"], st["done_refs"] = False, True
                 elif head and _REFS_HEADING.match(head):
                     continue  # a repeated "References" header

@@ -30,13 +30,35 @@ _MATH_ALNUM = re.compile("[\U0001d400-\U0001d7ff\u210e]")
 _WS = re.compile(r"[ \t\r\f\v]+")
 
 
+# Spacing accents that LaTeX PDFs set before the letter ("C\u00b4esar") -> combining marks.
+_ACCENTS = {"\u00b4": "\u0301", "\u00a8": "\u0308", "\u02c6": "\u0302", "\u02dc": "\u0303",
+            "\u00b8": "\u0327", "\u02c7": "\u030c", "\u02d8": "\u0306", "\u02da": "\u030a"}
+_ACCENT_RE = re.compile("([A-Za-z]?)([" + "".join(_ACCENTS) + "])\\s?([A-Za-z\u0131]?)")
+_VOWELS = set("aeiouyAEIOUY\u0131")
+
+
+def _compose(m: "re.Match") -> str:
+    """Put a spacing accent on the vowel (or c/n/s/z/r for cedilla, tilde, caron) next to it."""
+    before, accent, after = m.group(1), m.group(2), m.group(3)
+    mark = _ACCENTS[accent]
+    if after and (after in _VOWELS or (accent in "\u00b8\u02dc\u02c7" and after in "cCnNsSzZrR")):
+        return before + unicodedata.normalize("NFC", after.replace("\u0131", "i") + mark)
+    if before and before in _VOWELS:
+        return unicodedata.normalize("NFC", before + mark) + after
+    return m.group(0)
+
+
 def repair_chars(text: str) -> str:
-    """Expand ligature glyphs (U+FB00-FB06) and fold math-italic letters to ASCII letters.
+    """Expand ligature glyphs (U+FB00-FB06), fold math-italic letters to ASCII letters, compose
+    spacing accents with their letter ("C\u00b4esar" -> "C\u00e9sar") and drop U+FFFD (glyphs
+    the PDF maps to no character).
 
     Only those characters are changed: a global NFKC would also turn superscripts into digits
-    ("10²" -> "102") and change numbers, which evidence must keep intact.
+    ("10\u00b2" -> "102") and change numbers, which evidence must keep intact.
     """
     text = _LIG_RE.sub(lambda m: _LIGATURES[m.group(0)], text)
+    text = _ACCENT_RE.sub(_compose, text)
+    text = text.replace("\ufffd", "")
     return _MATH_ALNUM.sub(lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
 
 

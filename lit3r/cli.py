@@ -27,32 +27,40 @@ def main() -> None:
               help="JSONL with paper_id, title, authors, venue, year, abstract, pdf (overrides page 1).")
 @click.option("--parser", type=click.Choice(PARSERS), default="pymupdf", show_default=True,
               help="pymupdf (offline default) or mineru (reads MinerU content_list.json beside each PDF).")
-@click.option("--workers", type=int, default=None, help="Parser processes (default: CPU count).")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Parser processes (default: CPU count).")
 @click.option("--images/--no-images", default=True, show_default=True,
               help="Save PNG crops of table and figure regions.")
+@click.option("--prune", is_flag=True, help="Drop papers of earlier runs whose PDF is no longer under PDF_DIR.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run report as JSON.")
-def ingest(pdf_dir: Path, out_dir: Path, metadata_file, parser: str, workers, images: bool, as_json: bool) -> None:
-    """Parse the PDFs under PDF_DIR into papers, chunks and references.
+def ingest(pdf_dir: Path, out_dir: Path, metadata_file, parser: str, workers, images: bool, prune: bool,
+           as_json: bool) -> None:
+    """Parse the PDFs under PDF_DIR (a folder, or one PDF) into papers, chunks and references.
 
-    Re-running is idempotent and resumes an interrupted run; bad files are reported and skipped.
+    Re-running is idempotent and resumes an interrupted run; bad files are reported and skipped;
+    new PDFs are added to the corpus folder (use --prune to drop papers whose PDF is gone).
+    Exits 1 when no file could be ingested.
     """
     try:
-        report = ingest_corpus(pdf_dir, out_dir, metadata_file=metadata_file, parser=parser,
-                               workers=workers, images=images, progress=sys.stderr.isatty() and not as_json)
-    except (FileNotFoundError, MetadataError, ValueError) as exc:
+        report = ingest_corpus(pdf_dir, out_dir, metadata_file=metadata_file, parser=parser, workers=workers,
+                               images=images, progress=sys.stderr.isatty() and not as_json, prune=prune)
+    except (FileNotFoundError, NotADirectoryError, MetadataError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
-        raise click.ClickException("interrupted: parsed papers are kept; run the same command again to resume") from None
+        click.echo("Error: interrupted: parsed papers are kept; run the same command again to resume", err=True)
+        sys.exit(130)
     if as_json:
         click.echo(json.dumps(asdict(report), indent=2))
         return
     for _file, reason in report.failures:
         click.echo(f"skipped {reason}", err=True)
+    pruned = f", {report.pruned} pruned" if report.pruned else ""
     click.echo(
-        f"{report.papers} papers in {out_dir} ({report.parsed} parsed, {report.unchanged} unchanged, "
-        f"{len(report.failures)} skipped): {report.chunks} chunks, {report.references} references "
+        f"{report.papers} paper(s) in {out_dir} ({report.parsed} parsed, {report.unchanged} unchanged, "
+        f"{len(report.failures)} skipped{pruned}): {report.chunks} chunks, {report.references} references "
         f"({report.resolved_references} resolved to corpus papers); {report.seconds:.1f} s"
     )
+    if report.failures and report.parsed + report.unchanged == 0:
+        raise click.ClickException(f"none of the {report.files} PDF file(s) could be ingested (reasons above)")
 
 
 if __name__ == "__main__":  # pragma: no cover

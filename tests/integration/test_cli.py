@@ -13,7 +13,7 @@ from tests.conftest import CORPUS, HARD, ROOT
 def test_ingest_command_writes_the_corpus_folder(shared_data, tmp_path):
     res = CliRunner().invoke(main, ["ingest", str(HARD), "--out", str(tmp_path / "c"), "--workers", "2"])
     assert res.exit_code == 0, res.output
-    assert "4 papers" in res.output
+    assert "4 paper(s)" in res.output
     for name in ("papers.jsonl", "chunks.jsonl", "references.jsonl", "report.json"):
         assert (tmp_path / "c" / name).is_file()
     fields = json.loads((tmp_path / "c" / "chunks.jsonl").open().readline())
@@ -49,3 +49,49 @@ def test_metadata_overrides_page_one(shared_data, tmp_path):
     assert paper["paper_id"] == "re2" and paper["authors"] == ["A B"]
     first = json.loads((tmp_path / "c" / "chunks.jsonl").open().readline())
     assert first["text"] == "[EMNLP 2024] Re-Reading\n\nWe read twice."
+
+
+def _one_line_error(res, text):
+    assert res.exit_code != 0, res.output
+    assert text in res.output and "Traceback" not in res.output
+    assert res.output.strip().count("\n") == 0, res.output
+
+
+def test_bad_arguments_are_one_clear_line(shared_data, tmp_path):
+    runner = CliRunner()
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _one_line_error(runner.invoke(main, ["ingest", str(HARD), "--out", str(a_file)]), "is a file")
+    _one_line_error(runner.invoke(main, ["ingest", str(a_file), "--out", str(tmp_path / "c")]), "not a PDF file or a folder")
+    _one_line_error(runner.invoke(main, ["ingest", str(empty), "--out", str(tmp_path / "c")]), "no PDF files under")
+    usage = runner.invoke(main, ["ingest", str(HARD), "--workers", "0"])  # click's usage error
+    assert usage.exit_code == 2 and "Error: Invalid value for '--workers'" in usage.output
+    pdf_meta = runner.invoke(main, ["ingest", str(HARD), "--out", str(tmp_path / "c"), "--metadata",
+                                    str(HARD / "mineru_demo.pdf")])
+    _one_line_error(pdf_meta, "not a UTF-8 text file")
+    meta = tmp_path / "m.jsonl"
+    meta.write_text('{"paper_id": "a", "year": "soon"}\n')
+    _one_line_error(runner.invoke(main, ["ingest", str(HARD), "--metadata", str(meta)]), "field 'year'")
+
+
+def test_all_files_bad_exits_non_zero(tmp_path):
+    d = tmp_path / "pdfs"
+    d.mkdir()
+    (d / "a.pdf").write_bytes(b"")
+    res = CliRunner().invoke(main, ["ingest", str(d), "--out", str(tmp_path / "c")])
+    assert res.exit_code == 1 and "empty file" in res.output and "none of the 1 PDF" in res.output
+
+
+def test_one_pdf_file_and_prune(shared_data, tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "c"
+    res = runner.invoke(main, ["ingest", str(HARD / "ligatures_hyphenation_headers.pdf"), "--out", str(out)])
+    assert res.exit_code == 0 and "1 paper(s)" in res.output, res.output
+    res = runner.invoke(main, ["ingest", str(HARD / "mineru_demo.pdf"), "--out", str(out)])
+    assert "2 paper(s)" in res.output  # the corpus grows by default
+    res = runner.invoke(main, ["ingest", str(HARD / "mineru_demo.pdf"), "--out", str(out), "--prune"])
+    assert "1 paper(s)" in res.output and "1 pruned" in res.output
+    assert [json.loads(line)["paper_id"] for line in (out / "papers.jsonl").open()] == ["mineru_demo"]
+    assert not (out / "images" / "ligatures_hyphenation_headers").exists()

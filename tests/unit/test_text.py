@@ -31,3 +31,8 @@ def test_clean_keeps_newlines_and_collapses_spaces():
 def test_normalize_key():
     assert normalize_key("Big Bird: Transformers for Longer Sequences") == "bigbirdtransformersforlongersequences"
     assert normalize_key("Caf\u00e9 \ufb01ne-tuning") == "cafefinetuning"
+
+
+def test_spacing_accents_are_composed_and_replacement_chars_dropped():
+    assert repair_chars("C\u00b4esar Mu\u00a8ller Sch\u00a8olkopf") == "C\u00e9sar M\u00fcller Sch\u00f6lkopf"
+    assert repair_chars("O(N\ufffd2)") == "O(N2)"
