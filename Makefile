@@ -1,9 +1,10 @@
-# Lit3R developer and user entry points. `make demo` and `make test` are the README's contract.
+# Lit3R entry points. `make demo` and `make test` are the README's contract.
 PY    ?= python3
 VENV  ?= .venv
 PDFS  ?= ../shared/data/corpus/pdfs
 OUT   ?= lit3r_data/$(notdir $(abspath $(PDFS)))
 META  ?= $(wildcard $(PDFS)/../manifest.jsonl)
+Q     ?= Which method reduces the complexity of self-attention to linear time, and how?
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -15,10 +16,13 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 demo: $(VENV)/.installed
-	$(VENV)/bin/lit3r ingest "$(PDFS)" --out "$(OUT)" $(if $(META),--metadata "$(META)")
+	@test -d "$(PDFS)" || { echo "no PDF folder at $(PDFS): run make demo PDFS=/path/to/your/pdfs"; exit 1; }
+	$(VENV)/bin/lit3r --home "$(OUT)" ingest "$(PDFS)" $(if $(META),--metadata "$(META)")
+	$(VENV)/bin/lit3r --home "$(OUT)" ask "$(Q)"
 
 test: $(VENV)/.installed
 	$(VENV)/bin/python -m pytest
 
 bench: $(VENV)/.installed
 	$(VENV)/bin/python bench/ingest_bench.py
+	$(VENV)/bin/python bench/ask_bench.py

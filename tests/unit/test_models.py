@@ -140,29 +140,7 @@ def test_bi_encoder_reranker_ranks_relevant_text_first(minilm):
     assert reranker.scores("anything", []).shape == (0,)
 
 
-WORDS = ["the", "model", "paper", "attention", "graph", "retrieval", "question", "answer", "banana", "of", "is"]
-
-
-@pytest.fixture(scope="module")
-def tiny_cross_encoder(tmp_path_factory) -> str:
-    """A randomly initialised 2-layer BERT sequence classifier with one label and a word-level
-    vocabulary, saved as a local folder; no download."""
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-
-    folder = tmp_path_factory.mktemp("tiny-cross-encoder")
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
-    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    # positional: transformers 4 calls it vocab_file, 5 calls it vocab (and ignores vocab_file=)
-    tokenizer = BertTokenizerFast(str(folder / "vocab.txt"), do_lower_case=True)
-    assert tokenizer("The banana")["input_ids"] == [2, vocab.index("the"), vocab.index("banana"), 3]
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=37, num_labels=1, max_position_embeddings=128,
-                        initializer_range=0.2)   # wide weights: scores that differ visibly
-    BertForSequenceClassification(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
+from tests.conftest import WORDS  # noqa: E402  (the tiny cross-encoder fixture lives in conftest)
 
 
 def test_cross_encoder_reranker_scores_pairs(tiny_cross_encoder):
