@@ -102,6 +102,16 @@ def resolve_model_path(spec: str) -> str:
     return spec
 
 
+def _quiet_transformers() -> None:
+    """No "Loading weights" progress bar on every model load (the CLI output stays readable)."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:  # pragma: no cover
+        pass
+
+
 def pick_device(device: str = "auto") -> str:
     """The torch device to run on: for ``"auto"``, ``"cuda"`` when ``torch.cuda.is_available()``,
     else ``"mps"`` when Apple's Metal backend is available, else ``"cpu"``. Any other value
@@ -161,10 +171,10 @@ class Encoder:
             self._load_adapter_model(path, adapter)
         else:
             try:
+                import torch
                 from sentence_transformers import SentenceTransformer
 
-                import torch
-
+                _quiet_transformers()
                 self._st = SentenceTransformer(path, device=self.device,
                                                model_kwargs={"dtype": getattr(torch, self.dtype)})
             except Exception as exc:  # OSError, ValueError, HTTP errors, ... from the hub/transformers
@@ -311,6 +321,7 @@ class CrossEncoderReranker:
             path = resolve_model_path(spec)
             from sentence_transformers import CrossEncoder
 
+            _quiet_transformers()
             self._model = CrossEncoder(path, device=self.device)
         except ModelError as exc:
             raise ModelError(f"cannot load reranker '{spec}': {exc}") from exc
