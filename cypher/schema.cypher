@@ -1,5 +1,4 @@
-// Lit3R graph schema (Neo4j 5). Uniqueness constraints on the record ids of graph/records.py.
-// Loaded by the Neo4j store (next milestone); safe to run more than once.
+// Lit3R graph schema (Neo4j 5): uniqueness constraints on record ids, lookup indexes. Idempotent.
 CREATE CONSTRAINT paper_id IF NOT EXISTS FOR (p:Paper) REQUIRE p.paper_id IS UNIQUE;
 CREATE CONSTRAINT chunk_id IF NOT EXISTS FOR (c:Chunk) REQUIRE c.chunk_id IS UNIQUE;
 CREATE CONSTRAINT work_id IF NOT EXISTS FOR (w:Work) REQUIRE w.work_id IS UNIQUE;

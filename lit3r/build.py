@@ -45,6 +45,7 @@ class BuildReport:
     encoded_papers: int = 0
     skipped: bool = False
     seconds: dict = None  # type: ignore[assignment]
+    servers: Optional[dict] = None
 
 
 def _digest(*parts: str) -> str:
@@ -62,6 +63,8 @@ def _fingerprint(home: Path, settings: Settings) -> str:
     h.update(settings.models.model_dump_json().encode())
     h.update(str(settings.relate.similar_k).encode())
     h.update(f"{settings.retrieve.bm25_k1},{settings.retrieve.bm25_b}".encode())
+    if settings.backend != "embedded":  # the servers must be (re)loaded too
+        h.update(settings.model_dump_json(include={"backend", "neo4j", "opensearch"}).encode())
     return h.hexdigest()
 
 
@@ -168,6 +171,14 @@ def build_stores(settings: Settings, *, progress: bool = False, force: bool = Fa
         [p.paper_id for p in papers], ["\n".join(c.text for c in by_paper.get(p.paper_id, [])) for p in papers],
         chunk_vectors, k1=settings.retrieve.bm25_k1, b=settings.retrieve.bm25_b)
     report.seconds["search_index"] = time.perf_counter() - t
+    if settings.backend == "neo4j+opensearch":
+        from lit3r.backends import load_servers
+
+        t = time.perf_counter()
+        report.servers = load_servers(settings, papers, ordered, refs, neighbours,
+                                      ["\n".join(c.text for c in by_paper.get(p.paper_id, [])) for p in papers],
+                                      chunk_vectors)
+        report.seconds["servers"] = time.perf_counter() - t
     report.seconds["total"] = time.perf_counter() - t0
     manifest_path.write_text(json.dumps({
         "fingerprint": fp, "build_version": BUILD_VERSION, "models": m.model_dump(), "dim": chunk_enc.dim,

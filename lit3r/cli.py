@@ -31,7 +31,7 @@ def main(ctx: click.Context, home: Optional[Path]) -> None:
 def _settings(ctx: click.Context, **overrides):
     """Effective settings, or a one-line error naming the bad field."""
     try:
-        return load_settings(home=(ctx.obj or {}).get("home"), **overrides)
+        return load_settings(**{"home": (ctx.obj or {}).get("home"), **overrides})
     except (ValidationError, ValueError, OSError) as exc:
         first = str(exc).strip().splitlines()
         raise click.ClickException(f"bad configuration: {' '.join(first[:3])}: fix the TOML file or LIT3R_* variables") from None
@@ -163,6 +163,67 @@ def _print_answer(engine, result, top: int, options: dict[str, str]) -> None:
     t = result.timings
     click.echo(f"\nTimings: load {t['load']:.2f} s, retrieve {t['retrieve']:.2f} s, relate {t['relate']:.2f} s, "
                f"read {t['read']:.2f} s")
+
+
+@main.command()
+@click.argument("query_or_file")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+              help="A query parameter ($KEY); numbers, true/false and JSON values are parsed.")
+@click.option("--write", is_flag=True, help="Allow writes (default: a read transaction).")
+@click.option("--json", "as_json", is_flag=True, help="Print rows as JSON.")
+@click.pass_context
+def cypher(ctx: click.Context, query_or_file: str, params: tuple[str, ...], write: bool, as_json: bool) -> None:
+    """Run Cypher on the Neo4j store: a query, a .cypher file, or the name of a statement in the
+    cypher/ folder (e.g. explore_neighbourhood --param paper_id=2007.14062)."""
+    from graph.cypher import names, statement
+    from graph.neo4j_store import Neo4jGraphStore
+
+    settings = _settings(ctx)
+    path = Path(query_or_file)
+    if path.suffix == ".cypher" and path.is_file():
+        query = path.read_text(encoding="utf-8")
+    elif query_or_file in names():
+        query = statement(query_or_file)
+    else:
+        query = query_or_file
+    values = {}
+    for p in params:
+        key, sep, raw = p.partition("=")
+        if not sep or not key.strip():
+            raise click.ClickException(f"bad --param {p!r}: write it as KEY=VALUE")
+        try:
+            values[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            values[key.strip()] = raw
+    n = settings.neo4j
+    store = Neo4jGraphStore(n.uri, n.user, n.password, n.database)
+    try:
+        rows = store.run_write(query, values) if write else store.run_read(query, values)
+    except Exception as exc:  # driver errors: connection, syntax, write in a read transaction
+        msg = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        hint = " (writes need --write)" if "write" in msg.lower() and not write else ""
+        raise click.ClickException(f"Cypher failed on {n.uri}: {msg}{hint}") from None
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
+        return
+    _print_table(rows)
+
+
+def _print_table(rows: list[dict]) -> None:
+    if not rows:
+        click.echo("(no rows)")
+        return
+    cols = list(rows[0])
+    cells = [[v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str) for v in
+              (r.get(c) for c in cols)] for r in rows]
+    widths = [min(60, max(len(c), *(len(row[i]) for row in cells))) for i, c in enumerate(cols)]
+    click.echo(" | ".join(c.ljust(w) for c, w in zip(cols, widths)))
+    click.echo("-+-".join("-" * w for w in widths))
+    for row in cells:
+        click.echo(" | ".join(v[:w].ljust(w) for v, w in zip(row, widths)))
+    click.echo(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
 
 
 @main.command()

@@ -108,13 +108,35 @@ class ReadParams(BaseModel):
     support_ratio: float = 0.85
 
 
+class Neo4jSettings(BaseModel):
+    """Neo4j connection (backend "neo4j+opensearch"); ``user = None`` connects without auth."""
+
+    uri: str = "bolt://localhost:7687"
+    user: Optional[str] = "neo4j"
+    password: Optional[str] = "lit3r-password"
+    database: Optional[str] = None
+
+
+class OpenSearchSettings(BaseModel):
+    """OpenSearch connection (backend "neo4j+opensearch"); indices are ``<index_prefix>-chunks``
+    and ``<index_prefix>-papers``."""
+
+    url: str = "http://localhost:9200"
+    user: Optional[str] = None
+    password: Optional[str] = None
+    verify_certs: bool = True
+    index_prefix: str = "lit3r"
+
+
 class Settings(BaseSettings):
     """Effective configuration. ``home`` is the data folder (corpus files + ``index/``)."""
 
     model_config = SettingsConfigDict(env_prefix="LIT3R_", env_nested_delimiter="__", extra="ignore")
 
     home: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("lit3r")))
-    backend: Literal["embedded"] = "embedded"
+    backend: Literal["embedded", "neo4j+opensearch"] = "embedded"
+    neo4j: Neo4jSettings = Field(default_factory=lambda: Neo4jSettings())
+    opensearch: OpenSearchSettings = Field(default_factory=lambda: OpenSearchSettings())
     preset: Literal["offline", "paper"] = "offline"
     models: ModelSettings = Field(default_factory=ModelSettings)
     retrieve: RetrieveParams = Field(default_factory=RetrieveParams)

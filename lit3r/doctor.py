@@ -57,7 +57,34 @@ def run_checks(settings: Settings) -> list[dict[str, Any]]:
         CrossEncoderReranker(m.reranker_model, device=m.device).scores("q", ["t"])
         return f"cross-encoder {m.reranker_model}"
 
+    def neo4j() -> str:
+        from graph.cypher import names
+        from graph.neo4j_store import Neo4jGraphStore
+
+        n = settings.neo4j
+        store = Neo4jGraphStore(n.uri, n.user, n.password, n.database)
+        try:
+            agent = store.verify()
+            have = {r["name"] for r in store.run_read("SHOW CONSTRAINTS YIELD name RETURN name", {})}
+            missing = {"paper_id", "chunk_id", "work_id"} - have
+            count = store.run_read("MATCH (p:Paper) RETURN count(p) AS n", {})[0]["n"]
+        finally:
+            store.close()
+        if missing:
+            raise RuntimeError(f"{agent} at {n.uri}: constraints missing {sorted(missing)}: run `lit3r ingest PDF_DIR`")
+        return f"{agent} at {n.uri}: {count} papers, constraints present, {len(names())} named statements"
+
+    def opensearch() -> str:
+        from lit3r.opensearch_index import make_client
+
+        o = settings.opensearch
+        client = make_client(o.url, o.user, o.password, o.verify_certs)
+        version = client.info()["version"]["number"]
+        counts = {k: client.count(index=f"{o.index_prefix}-{k}")["count"] for k in ("chunks", "papers")}
+        return f"OpenSearch {version} at {o.url}: {counts['chunks']} chunks, {counts['papers']} papers indexed"
+
+    servers = [_check("neo4j", neo4j), _check("opensearch", opensearch)] if settings.backend != "embedded" else []
     return [_check("packages", packages), _check("corpus", corpus), _check("index", index),
-            _check("chunk encoder", encoder), _check("reranker", reranker),
+            _check("chunk encoder", encoder), _check("reranker", reranker), *servers,
             {"name": "backend", "ok": True, "detail": settings.backend},
             {"name": "llm", "ok": True, "detail": f"{settings.llm} (offline extractive reader)"}]

@@ -21,7 +21,7 @@ import numpy as np
 
 from lit3r.tokenize import tokenize
 
-Hit = tuple[str, float]
+from lit3r.search import Hit
 
 
 class EmbeddedSearchIndex:

@@ -11,9 +11,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from graph.embedded import EmbeddedGraphStore
+from lit3r.backends import open_stores
 from lit3r.config import Settings
-from lit3r.embedded_index import EmbeddedSearchIndex
 from lit3r.evidence import evidence_item
 from lit3r.fusion import Pool
 from lit3r.read import ExtractiveReader, ReadResult
@@ -74,8 +73,7 @@ class Engine:
 
         t = time.perf_counter()
         self.settings = settings
-        self.graph = EmbeddedGraphStore.open(settings.index_dir / "graph")
-        self.index = EmbeddedSearchIndex.open(settings.index_dir / "search")
+        self.graph, self.index = open_stores(settings)
         m = settings.models
         self.encoder = encoder or load_encoder(m.chunk_encoder, device=m.device, batch_size=m.batch_size,
                                                query_prompt=m.query_prompt, dtype=m.dtype)

@@ -24,7 +24,7 @@ import numpy as np
 
 from graph.records import Chunk
 from lit3r.config import ReadParams
-from lit3r.embedded_index import EmbeddedSearchIndex
+from lit3r.search import SearchIndex
 from lit3r.fusion import Pool
 from lit3r.tokenize import tokenize
 
@@ -48,7 +48,7 @@ class ReadResult:
 class ExtractiveReader:
     """See the module docstring. ``encoder`` has ``encode_queries`` and ``encode``."""
 
-    def __init__(self, graph, index: EmbeddedSearchIndex, encoder, params: ReadParams) -> None:
+    def __init__(self, graph, index: SearchIndex, encoder, params: ReadParams) -> None:
         self.graph = graph
         self.index = index
         self.encoder = encoder

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from lit3r.config import RelateParams
-from lit3r.embedded_index import EmbeddedSearchIndex
+from lit3r.search import SearchIndex
 from lit3r.fusion import fuse_ab, relate_ranking, round_robin
 
 
@@ -26,7 +26,7 @@ class RelateResult:
     sources: dict[str, list[str]] = field(default_factory=dict)
 
 
-def relate(seeds: Sequence[str], graph, index: EmbeddedSearchIndex, params: RelateParams) -> RelateResult:
+def relate(seeds: Sequence[str], graph, index: SearchIndex, params: RelateParams) -> RelateResult:
     """Ranking B for ``seeds`` (unknown seed ids raise KeyError)."""
     seeds = list(dict.fromkeys(seeds))
     n = params.per_source

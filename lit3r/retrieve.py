@@ -29,7 +29,7 @@ from typing import Optional, Protocol
 import numpy as np
 
 from lit3r.config import RetrieveParams
-from lit3r.embedded_index import EmbeddedSearchIndex, Hit
+from lit3r.search import Hit, SearchIndex
 from lit3r.fusion import Pool, papers_by_best_chunk, prf_query, rerank_blend, rrf, rrf_scores
 
 
@@ -55,7 +55,7 @@ class Retriever:
     bi-encoder fallback (index vectors), else an object with ``scores(query, texts)``.
     """
 
-    def __init__(self, index: EmbeddedSearchIndex, graph, encoder, params: RetrieveParams,
+    def __init__(self, index: SearchIndex, graph, encoder, params: RetrieveParams,
                  reranker: Optional[ScoresReranker] = None) -> None:
         self.index = index
         self.graph = graph

