@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -168,7 +169,8 @@ def _print_answer(engine, result, top: int, options: dict[str, str]) -> None:
 @main.command()
 @click.argument("query_or_file")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
-              help="A query parameter ($KEY); numbers, true/false and JSON values are parsed.")
+              help="A query parameter ($KEY): integers, true/false/null and JSON lists/maps are parsed; "
+                   "anything else (paper ids such as 2007.14062 too) stays a string.")
 @click.option("--write", is_flag=True, help="Allow writes (default: a read transaction).")
 @click.option("--json", "as_json", is_flag=True, help="Print rows as JSON.")
 @click.pass_context
@@ -191,10 +193,7 @@ def cypher(ctx: click.Context, query_or_file: str, params: tuple[str, ...], writ
         key, sep, raw = p.partition("=")
         if not sep or not key.strip():
             raise click.ClickException(f"bad --param {p!r}: write it as KEY=VALUE")
-        try:
-            values[key.strip()] = json.loads(raw)
-        except json.JSONDecodeError:
-            values[key.strip()] = raw
+        values[key.strip()] = _param_value(raw)
     n = settings.neo4j
     store = Neo4jGraphStore(n.uri, n.user, n.password, n.database)
     try:
@@ -209,6 +208,18 @@ def cypher(ctx: click.Context, query_or_file: str, params: tuple[str, ...], writ
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
         return
     _print_table(rows)
+
+
+def _param_value(raw: str):
+    """``--param`` value: int for digits, JSON for lists/maps/true/false/null, else the string."""
+    if re.fullmatch(r"-?\d+", raw):
+        return int(raw)
+    if raw[:1] in "[{" or raw in ("true", "false", "null"):
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError:
+            pass
+    return raw
 
 
 def _print_table(rows: list[dict]) -> None:

@@ -57,11 +57,11 @@ class OpenSearchIndex:
     :class:`EmbeddedSearchIndex` (ids, vectors, paper heads).
     """
 
-    def __init__(self, client, prefix: str, local: EmbeddedSearchIndex, ef_search: int = 256) -> None:
+    def __init__(self, client, prefix: str, local: EmbeddedSearchIndex, candidates: int = 400) -> None:
         self.client = client
         self.prefix = prefix
         self.local = local
-        self.ef_search = ef_search
+        self.candidates = candidates
 
     @property
     def chunk_ids(self) -> list[str]:
@@ -122,8 +122,11 @@ class OpenSearchIndex:
 
     def chunk_dense(self, query_vector: np.ndarray, k: int) -> list[Hit]:
         """Top-k chunks by approximate k-NN (HNSW) from OpenSearch."""
+        # HNSW is approximate: ask the graph for more candidates than needed (Lucene's
+        # num_candidates = k here), then keep the top k, which brings recall close to exact search
+        candidates = max(k, self.candidates)
         body = {"size": k, "_source": ["chunk_id"],
-                "query": {"knn": {"vector": {"vector": [float(x) for x in query_vector], "k": k}}}}
+                "query": {"knn": {"vector": {"vector": [float(x) for x in query_vector], "k": candidates}}}}
         hits = self.client.search(index=f"{self.prefix}-chunks", body=body)["hits"]["hits"]
         return [(h["_source"]["chunk_id"], float(h["_score"])) for h in hits]
 

@@ -136,24 +136,32 @@ class Neo4jServer:
         self.stop()
 
 
-def start(workdir: Path, timeout: float = 120) -> Neo4jServer:
-    """Start Neo4j on free local ports with its data under ``workdir``; returns once Bolt is up."""
+def start(workdir: Path, timeout: float = 120, attempts: int = 3) -> Neo4jServer:
+    """Start Neo4j on free local ports with its data under ``workdir``; returns once Bolt is up.
+
+    A port taken between picking it and the JVM binding it is retried on new ports."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     if not (TARGET / "lib").is_dir():
         raise RuntimeError(f"{TARGET / 'lib'} missing: call build() first")
-    bolt_port, http_port = _free_port(), _free_port()
-    while http_port == bolt_port:
-        http_port = _free_port()
-    cmd = [_java(), f"-Xmx{HEAP}", "-Xms128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-           "-XX:+ExitOnOutOfMemoryError",
-           "-cp", f"{TARGET / 'classes'}{os.pathsep}{TARGET / 'lib'}{os.sep}*", MAIN_CLASS,
-           "--bolt-port", str(bolt_port), "--http-port", str(http_port), "--data", str(workdir / "neo4j")]
-    process = subprocess.Popen(cmd, cwd=workdir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, bufsize=1)
-    server = Neo4jServer(process, bolt_port, http_port, workdir / "neo4j-server.log")
-    server._wait_ready(timeout)
-    return server
+    for attempt in range(1, attempts + 1):
+        bolt_port, http_port = _free_port(), _free_port()
+        while http_port == bolt_port:
+            http_port = _free_port()
+        cmd = [_java(), f"-Xmx{HEAP}", "-Xms128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+               "-XX:+ExitOnOutOfMemoryError",
+               "-cp", f"{TARGET / 'classes'}{os.pathsep}{TARGET / 'lib'}{os.sep}*", MAIN_CLASS,
+               "--bolt-port", str(bolt_port), "--http-port", str(http_port), "--data", str(workdir / "neo4j")]
+        process = subprocess.Popen(cmd, cwd=workdir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True, bufsize=1)
+        server = Neo4jServer(process, bolt_port, http_port, workdir / "neo4j-server.log")
+        try:
+            server._wait_ready(timeout)
+            return server
+        except RuntimeError as error:
+            if attempt == attempts or "Address already in use" not in str(error):
+                raise
+    raise AssertionError("unreachable")
 
 
 def _rss_mib(pid: int) -> float:
