@@ -48,7 +48,9 @@ class PaperMeta(BaseModel):
         v = v.split("/")[0].strip()
         if v.lower().startswith("arxiv"):
             return "arXiv"
-        return re.sub(r"\s*\b(19|20)\d\d\b.*$", "", v).strip() or None
+        m = re.match(r"[A-Za-z][\w&\-]*", v)  # the venue's name: "ICML 2020 (PMLR 119)" -> "ICML"
+        name = m.group(0) if m else ""
+        return name if name and name.lower() not in ("unknown", "none", "n") else None
 
 
 def load_metadata(path: Path) -> dict[str, PaperMeta]:

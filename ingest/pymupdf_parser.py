@@ -313,7 +313,11 @@ def _grow(cap: PBlock, blocks: list[PBlock], xr, body_size: float, down: bool, m
             # a bold group label inside a table ("English", "Coding") is followed by more rows
             nxt = cands[k + 1] if k + 1 < len(cands) else None
             inner = nxt is not None and not _is_prose(nxt) and not _CAPTION.match(nxt.lines[0].text)
-            if _HEADING_NUM.match(head) or _NAMED_HEADINGS.match(head) or not inner:
+            if _HEADING_NUM.match(head) or _NAMED_HEADINGS.match(head):
+                break
+            if not inner:
+                if not down and region and gap <= 12:
+                    region.append(b)  # the bold header row on top of a table captioned below
                 break
         region.append(b)
         edge = max(edge, b.y1) if down else min(edge, b.y0)

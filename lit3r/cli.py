@@ -34,8 +34,7 @@ def _settings(ctx: click.Context, **overrides):
     try:
         return load_settings(**{"home": (ctx.obj or {}).get("home"), **overrides})
     except (ValidationError, ValueError, OSError) as exc:
-        first = str(exc).strip().splitlines()
-        raise click.ClickException(f"bad configuration: {' '.join(first[:3])}: fix the TOML file or LIT3R_* variables") from None
+        raise click.ClickException(f"bad configuration: {' '.join(str(exc).split())}") from None
 
 
 @main.command()
@@ -97,6 +96,9 @@ def _build(settings, quiet: bool):
     from lit3r.build import build_stores
     from lit3r.models import ModelError
 
+    if not quiet:
+        click.echo(f"building the index in {settings.index_dir} (embedding the chunks of new papers: "
+                   "about 1-2 minutes per 1,000 chunks on 2 CPU cores)...", err=True)
     try:
         return build_stores(settings, progress=sys.stderr.isatty() and not quiet)
     except ModelError as exc:
@@ -108,7 +110,8 @@ def _build(settings, quiet: bool):
 @click.option("--option", "options", multiple=True, metavar="LABEL=TEXT",
               help="A multiple-choice option, e.g. --option A=78.77 (repeat for each option).")
 @click.option("--json", "as_json", is_flag=True, help="Print the submission object, candidates and timings as JSON.")
-@click.option("--top", default=10, show_default=True, help="Candidates shown in the readable output.")
+@click.option("--top", default=10, show_default=True, type=click.IntRange(min=1),
+              help="Candidates shown in the readable output.")
 @click.pass_context
 def ask(ctx: click.Context, question: str, options: tuple[str, ...], as_json: bool, top: int) -> None:
     """Answer QUESTION over the ingested corpus, with evidence locators.
@@ -125,6 +128,8 @@ def ask(ctx: click.Context, question: str, options: tuple[str, ...], as_json: bo
         label, sep, text = o.partition("=")
         if not sep or not label.strip() or not text.strip():
             raise click.ClickException(f"bad --option {o!r}: write it as LABEL=TEXT, e.g. --option A=78.77")
+        if label.strip().upper() in opts:
+            raise click.ClickException(f"option {label.strip().upper()} is given twice: give each label once")
         opts[label.strip().upper()] = text.strip()
     try:
         engine = Engine(settings)

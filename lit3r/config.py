@@ -13,13 +13,14 @@ and SPECTER2 with its proximity adapter: a GPU and internet are needed).
 
 from __future__ import annotations
 
+import contextvars
 import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal, Optional
 
 import platformdirs
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 #: Model spec of the packaged encoder: "package:<module>" loads the path the package reports.
@@ -161,7 +162,7 @@ class Settings(BaseSettings):
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
                                    file_secret_settings) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, config_file()))
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, _TOML_IN_FORCE.get()))
 
     @property
     def index_dir(self) -> Path:
@@ -169,25 +170,59 @@ class Settings(BaseSettings):
         return self.home / "index"
 
 
-def config_file() -> Optional[Path]:
-    """The TOML file in force: ``$LIT3R_CONFIG``, else ``$LIT3R_HOME/config.toml`` (or the
-    per-user data folder's), or None when it does not exist."""
+_TOML_IN_FORCE: contextvars.ContextVar[Optional[Path]] = contextvars.ContextVar("lit3r_toml", default=None)
+
+
+def config_file(home: Optional[Path] = None) -> Optional[Path]:
+    """The TOML file in force: ``$LIT3R_CONFIG``, else ``<home>/config.toml`` where home is the
+    given folder, ``$LIT3R_HOME`` or the per-user data folder; None when it does not exist."""
     named = os.environ.get("LIT3R_CONFIG")
     if named:
         return Path(named)
-    home = Path(os.environ.get("LIT3R_HOME") or platformdirs.user_data_dir("lit3r"))
+    home = Path(home or os.environ.get("LIT3R_HOME") or platformdirs.user_data_dir("lit3r"))
     path = home / "config.toml"
     return path if path.is_file() else None
 
 
+def _check_toml(path: Path) -> None:
+    """Parse the TOML file and reject unknown keys (a typo must not be ignored silently)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not valid TOML ({exc}): fix the file") from None
+    for key, value in data.items():
+        field = Settings.model_fields.get(key)
+        if field is None:
+            raise ValueError(f"{path}: unknown key {key!r}: use one of {', '.join(Settings.model_fields)}")
+        model = field.annotation
+        if isinstance(value, dict) and isinstance(model, type) and issubclass(model, BaseModel):
+            for sub in value:
+                if sub not in model.model_fields:
+                    raise ValueError(f"{path}: unknown key {key}.{sub}: use one of {', '.join(model.model_fields)}")
+
+
 def load_settings(**overrides: Any) -> Settings:
-    """Build the effective Settings; raises ``pydantic.ValidationError`` or ``ValueError`` with
-    the offending field, and ``tomllib.TOMLDecodeError`` for a broken TOML file."""
+    """Build the effective Settings. The TOML file is ``<home>/config.toml`` for the given (or
+    environment) home, or ``$LIT3R_CONFIG``. Raises ValueError with one line naming the bad
+    setting (and its LIT3R_* variable), the file and the fix."""
     named = os.environ.get("LIT3R_CONFIG")
     if named and not Path(named).is_file():
         raise ValueError(f"LIT3R_CONFIG names a missing file: {named}: create it or unset LIT3R_CONFIG")
     clean = {k: v for k, v in overrides.items() if v is not None}
-    return Settings(**clean)
+    path = config_file(clean.get("home"))
+    if path is not None:
+        _check_toml(path)
+    token = _TOML_IN_FORCE.set(path)
+    try:
+        return Settings(**clean)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        env = "LIT3R_" + "__".join(str(x) for x in err["loc"]).upper()
+        src = f" (from {path})" if path else ""
+        raise ValueError(f"setting {where} (or {env}){src}: {err['msg']}") from None
+    finally:
+        _TOML_IN_FORCE.reset(token)
 
 
 __all__ = ["Settings", "ModelSettings", "RetrieveParams", "RelateParams", "ReadParams", "load_settings",

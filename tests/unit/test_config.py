@@ -1,5 +1,4 @@
 import pytest
-from pydantic import ValidationError
 
 from lit3r.config import PACKAGED_MINILM, load_settings
 
@@ -31,8 +30,23 @@ def test_paper_preset_and_validation(monkeypatch, tmp_path):
     s = load_settings(preset="paper")
     assert s.models.chunk_encoder == "Qwen/Qwen3-Embedding-8B" and s.models.reranker == "cross-encoder"
     assert s.models.paper_adapter == "allenai/specter2"
-    with pytest.raises(ValidationError, match="reranker_model"):
+    with pytest.raises(ValueError, match="reranker_model"):
         load_settings(models={"reranker": "cross-encoder"})
+    with pytest.raises(ValueError, match=r"retrieve.rrf_k \(or LIT3R_RETRIEVE__RRF_K\)"):
+        load_settings(retrieve={"rrf_k": "abc"})
     monkeypatch.setenv("LIT3R_CONFIG", str(tmp_path / "missing.toml"))
     with pytest.raises(ValueError, match="LIT3R_CONFIG"):
         load_settings()
+
+
+def test_home_config_toml_is_read_and_checked(monkeypatch, tmp_path):
+    monkeypatch.delenv("LIT3R_HOME", raising=False)
+    monkeypatch.delenv("LIT3R_CONFIG", raising=False)
+    (tmp_path / "config.toml").write_text("[retrieve]\nrrf_k = 7\n")
+    assert load_settings(home=tmp_path).retrieve.rrf_k == 7  # --home's config.toml applies
+    (tmp_path / "config.toml").write_text("[retrieve]\nrrf_kk = 7\n")
+    with pytest.raises(ValueError, match="unknown key retrieve.rrf_kk"):
+        load_settings(home=tmp_path)
+    (tmp_path / "config.toml").write_text("[retrieve\n")
+    with pytest.raises(ValueError, match="config.toml: not valid TOML"):
+        load_settings(home=tmp_path)
