@@ -94,19 +94,25 @@ class Neo4jGraphStore:
         self.ensure_schema()
         self.clear()
         t = time.perf_counter()
-        self._write("load_papers", [{"paper_id": p.paper_id, "title": p.title, "venue": p.venue, "year": p.year,
-                                     "abstract": p.abstract, "n_pages": p.n_pages, "file": p.source.file,
-                                     "sha256": p.source.sha256, "parser": p.parser} for p in papers])
-        self._write("load_authors", [{"paper_id": p.paper_id, "authors": p.authors} for p in papers if p.authors])
-        self._write("load_chunks", [c.model_dump(mode="json") for c in chunks])
-        self._write("load_citations", [r.model_dump(mode="json") for r in references])
-        self._write("load_similar", [n.model_dump(mode="json") for n in neighbours])
+        steps: dict[str, float] = {}
+        for name, rows in (
+            ("load_papers", [{"paper_id": p.paper_id, "title": p.title, "venue": p.venue, "year": p.year,
+                              "abstract": p.abstract, "n_pages": p.n_pages, "file": p.source.file,
+                              "sha256": p.source.sha256, "parser": p.parser} for p in papers]),
+            ("load_authors", [{"paper_id": p.paper_id, "authors": p.authors} for p in papers if p.authors]),
+            ("load_chunks", [c.model_dump(mode="json") for c in chunks]),
+            ("load_citations", [r.model_dump(mode="json") for r in references]),
+            ("load_similar", [n.model_dump(mode="json") for n in neighbours]),
+        ):
+            ts = time.perf_counter()
+            self._write(name, rows)
+            steps[name] = time.perf_counter() - ts
         secs = time.perf_counter() - t
         works = len({r.work_id for r in references if not r.cited_paper_id})
         nodes = len(papers) + len(chunks) + works + len({a for p in papers for a in p.authors})
         self._cache(list(papers), list(chunks))
         return {"seconds": time.perf_counter() - t0, "write_seconds": secs, "nodes": nodes,
-                "nodes_per_s": nodes / secs if secs else 0.0}
+                "nodes_per_s": nodes / secs if secs else 0.0, "steps": steps}
 
     # -- reading ---------------------------------------------------------------------------
     @classmethod
