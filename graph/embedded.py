@@ -20,11 +20,12 @@ import numpy as np
 from scipy import sparse
 
 from graph.records import Chunk, Neighbour, Paper, Reference
+from graph.store import RecordCache
 
 _FILES = {"papers": Paper, "chunks": Chunk, "references": Reference, "neighbours": Neighbour}
 
 
-class EmbeddedGraphStore:
+class EmbeddedGraphStore(RecordCache):
     """GraphStore (see :mod:`graph.store`) kept in memory and persisted under ``folder``.
 
     Raises FileNotFoundError from :meth:`open` when the folder holds no store.
@@ -32,9 +33,7 @@ class EmbeddedGraphStore:
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
-        self._papers: dict[str, Paper] = {}
-        self._chunks: dict[str, Chunk] = {}
-        self._by_paper: dict[str, list[Chunk]] = {}
+        self._cache([], [])
         self._refs: dict[str, list[Reference]] = {}
         self._similar: dict[str, list[tuple[str, float]]] = {}
         self._cited_by: dict[str, list[str]] = {}
@@ -73,14 +72,9 @@ class EmbeddedGraphStore:
         return store
 
     def _index(self, papers, chunks, references, neighbours) -> None:
-        self._papers = {p.paper_id: p for p in papers}
+        self._cache(papers, chunks)
         self._ids = sorted(self._papers)
         self._row = {pid: i for i, pid in enumerate(self._ids)}
-        self._chunks = {c.chunk_id: c for c in chunks}
-        by_paper: dict[str, list[Chunk]] = defaultdict(list)
-        for c in chunks:
-            by_paper[c.paper_id].append(c)
-        self._by_paper = {pid: sorted(cs, key=lambda c: c.seq) for pid, cs in by_paper.items()}
         refs: dict[str, list[Reference]] = defaultdict(list)
         cited_by: dict[str, set[str]] = defaultdict(set)
         for r in references:
@@ -103,23 +97,8 @@ class EmbeddedGraphStore:
         self._sizes = np.asarray(self._m.sum(axis=1)).ravel()
 
     # -- GraphStore ------------------------------------------------------------------------
-    def paper(self, paper_id: str) -> Paper:
-        return self._papers[paper_id]
-
-    def paper_ids(self) -> list[str]:
-        return list(self._ids)
-
-    def chunk(self, chunk_id: str) -> Chunk:
-        return self._chunks[chunk_id]
-
-    def chunks_of(self, paper_id: str) -> list[Chunk]:
-        if paper_id not in self._papers:
-            raise KeyError(paper_id)
-        return list(self._by_paper.get(paper_id, []))
-
     def similar_papers(self, paper_id: str, limit: int = 10) -> list[tuple[str, float]]:
-        if paper_id not in self._papers:
-            raise KeyError(paper_id)
+        self._known(paper_id)
         return self._similar.get(paper_id, [])[:limit]
 
     def coupled_papers(self, paper_id: str, min_shared: int = 2, limit: int = 50) -> list[tuple[str, float, int]]:
@@ -135,11 +114,9 @@ class EmbeddedGraphStore:
         return out[:limit]
 
     def cites(self, paper_id: str) -> list[tuple[int, str, Optional[str]]]:
-        if paper_id not in self._papers:
-            raise KeyError(paper_id)
+        self._known(paper_id)
         return [(r.number, r.work_id, r.cited_paper_id) for r in self._refs.get(paper_id, [])]
 
     def cited_by(self, paper_id: str) -> list[str]:
-        if paper_id not in self._papers:
-            raise KeyError(paper_id)
+        self._known(paper_id)
         return list(self._cited_by.get(paper_id, []))

@@ -14,9 +14,10 @@ from typing import Any, Optional, Sequence
 
 from graph.cypher import statement, statements
 from graph.records import Chunk, Neighbour, Paper, Reference, Source
+from graph.store import RecordCache
 
 
-class Neo4jGraphStore:
+class Neo4jGraphStore(RecordCache):
     """GraphStore over a Neo4j 5 database.
 
     ``uri`` (``bolt://`` or ``neo4j://``), ``user``/``password`` (None: no auth), ``database``
@@ -32,9 +33,7 @@ class Neo4jGraphStore:
         self.driver = neo4j.GraphDatabase.driver(uri, auth=auth)
         self.database = database
         self.batch_size = batch_size
-        self._papers: dict[str, Paper] = {}
-        self._chunks: dict[str, Chunk] = {}
-        self._by_paper: dict[str, list[Chunk]] = {}
+        self._cache([], [])
 
     # -- plumbing --------------------------------------------------------------------------
     def close(self) -> None:
@@ -140,45 +139,19 @@ class Neo4jGraphStore:
             source=Source.model_construct(file=p.get("file") or "", sha256=p.get("sha256") or "0" * 64),
             n_pages=p.get("n_pages") or 1, parser=p.get("parser") or "pymupdf")
 
-    def _cache(self, papers: list[Paper], chunks: list[Chunk]) -> None:
-        self._papers = {p.paper_id: p for p in papers}
-        self._chunks = {c.chunk_id: c for c in chunks}
-        by: dict[str, list[Chunk]] = {}
-        for c in chunks:
-            by.setdefault(c.paper_id, []).append(c)
-        self._by_paper = {pid: sorted(cs, key=lambda c: c.seq) for pid, cs in by.items()}
-
-    def paper(self, paper_id: str) -> Paper:
-        return self._papers[paper_id]
-
-    def paper_ids(self) -> list[str]:
-        return sorted(self._papers)
-
-    def chunk(self, chunk_id: str) -> Chunk:
-        return self._chunks[chunk_id]
-
-    def chunks_of(self, paper_id: str) -> list[Chunk]:
-        if paper_id not in self._papers:
-            raise KeyError(paper_id)
-        return list(self._by_paper.get(paper_id, []))
-
     def similar_papers(self, paper_id: str, limit: int = 10) -> list[tuple[str, float]]:
-        if paper_id not in self._papers:
-            raise KeyError(paper_id)
+        self._known(paper_id)
         return [(r["paper_id"], r["score"]) for r in self._read("relate_similar", paper_id=paper_id, limit=limit)]
 
     def coupled_papers(self, paper_id: str, min_shared: int = 2, limit: int = 50) -> list[tuple[str, float, int]]:
-        if paper_id not in self._papers:
-            raise KeyError(paper_id)
+        self._known(paper_id)
         rows = self._read("relate_coupling", paper_id=paper_id, min_shared=min_shared, limit=limit)
         return [(r["paper_id"], r["jaccard"], r["shared"]) for r in rows]
 
     def cites(self, paper_id: str) -> list[tuple[int, str, Optional[str]]]:
-        if paper_id not in self._papers:
-            raise KeyError(paper_id)
+        self._known(paper_id)
         return [(r["number"], r["work_id"], r["cited_paper_id"]) for r in self._read("cites", paper_id=paper_id)]
 
     def cited_by(self, paper_id: str) -> list[str]:
-        if paper_id not in self._papers:
-            raise KeyError(paper_id)
+        self._known(paper_id)
         return [r["paper_id"] for r in self._read("cited_by", paper_id=paper_id)]

@@ -44,3 +44,41 @@ class GraphStore(Protocol):
 
     def cited_by(self, paper_id: str) -> list[str]:
         """Corpus papers whose reference lists resolve to this paper."""
+
+
+class RecordCache:
+    """Papers and chunks held in memory, shared by both GraphStore implementations (a question
+    reads hundreds of chunks; the graph queries proper stay in each backend)."""
+
+    _papers: dict[str, Paper]
+    _chunks: dict[str, Chunk]
+    _by_paper: dict[str, list[Chunk]]
+
+    def _cache(self, papers: Sequence[Paper], chunks: Sequence[Chunk]) -> None:
+        self._papers = {p.paper_id: p for p in papers}
+        self._chunks = {c.chunk_id: c for c in chunks}
+        by: dict[str, list[Chunk]] = {}
+        for c in chunks:
+            by.setdefault(c.paper_id, []).append(c)
+        self._by_paper = {pid: sorted(cs, key=lambda c: c.seq) for pid, cs in by.items()}
+
+    def _known(self, paper_id: str) -> None:
+        if paper_id not in self._papers:
+            raise KeyError(paper_id)
+
+    def paper(self, paper_id: str) -> Paper:
+        """One paper (KeyError when unknown)."""
+        return self._papers[paper_id]
+
+    def paper_ids(self) -> list[str]:
+        """All paper ids, sorted."""
+        return sorted(self._papers)
+
+    def chunk(self, chunk_id: str) -> Chunk:
+        """One chunk (KeyError when unknown)."""
+        return self._chunks[chunk_id]
+
+    def chunks_of(self, paper_id: str) -> list[Chunk]:
+        """The chunks of a paper in ``seq`` order (KeyError for an unknown paper)."""
+        self._known(paper_id)
+        return list(self._by_paper.get(paper_id, []))
