@@ -112,17 +112,23 @@ def _build(settings, quiet: bool):
 @click.option("--json", "as_json", is_flag=True, help="Print the submission object, candidates and timings as JSON.")
 @click.option("--top", default=10, show_default=True, type=click.IntRange(min=1),
               help="Candidates shown in the readable output.")
+@click.option("--llm", "llm", type=click.Choice(["none", "local", "openai"]), default=None,
+              help="Override the configured LLM provider for this run.")
 @click.pass_context
-def ask(ctx: click.Context, question: str, options: tuple[str, ...], as_json: bool, top: int) -> None:
+def ask(ctx: click.Context, question: str, options: tuple[str, ...], as_json: bool, top: int,
+        llm: Optional[str]) -> None:
     """Answer QUESTION over the ingested corpus, with evidence locators.
 
     Runs Retrieve (hybrid BM25 + dense, RRF, PRF, rerank), Relate (similar papers, bibliographic
     coupling, paper BM25) and the offline extractive reader.
     """
     from lit3r.engine import Engine
+    from lit3r.llm import LLMError
     from lit3r.models import ModelError
 
     settings = _settings(ctx)
+    if llm:
+        settings.llm.provider = llm
     opts = {}
     for o in options:
         label, sep, text = o.partition("=")
@@ -137,7 +143,7 @@ def ask(ctx: click.Context, question: str, options: tuple[str, ...], as_json: bo
     except FileNotFoundError:
         raise click.ClickException(
             f"no corpus index in {settings.home}: run `lit3r ingest PDF_DIR` first (or pass --home)") from None
-    except (ModelError, ValueError) as exc:
+    except (ModelError, LLMError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     result.timings["load"] = engine.load_seconds
     if as_json:
@@ -169,6 +175,10 @@ def _print_answer(engine, result, top: int, options: dict[str, str]) -> None:
     t = result.timings
     click.echo(f"\nTimings: load {t['load']:.2f} s, retrieve {t['retrieve']:.2f} s, relate {t['relate']:.2f} s, "
                f"read {t['read']:.2f} s")
+    if result.usage.calls or result.usage.cached:
+        u = result.usage
+        click.echo(f"LLM: {u.calls} calls ({u.cached} cached), {u.prompt_tokens}+{u.completion_tokens} tokens, "
+                   f"{len(result.rounds)} round(s), {len(result.subqueries)} subqueries")
 
 
 @main.command()

@@ -129,6 +129,31 @@ class OpenSearchSettings(BaseModel):
     index_prefix: str = "lit3r"
 
 
+class LLMSettings(BaseModel):
+    """The LLM (``provider``: none | local | openai). ``openai`` covers every OpenAI-compatible
+    endpoint (``base_url``: vLLM, Ollama, llama.cpp server; ``azure_endpoint`` + ``api_version``:
+    Azure OpenAI, ``model`` = deployment); ``api_key`` may also come from ``OPENAI_API_KEY``.
+    ``local`` runs a GGUF in process (``model_path``; default the packaged SmolLM2-135M).
+    Prices are USD per 1M tokens (cost accounting only)."""
+
+    provider: Literal["none", "local", "openai"] = "none"
+    model: str = "gpt-4.1-mini"
+    base_url: Optional[str] = None
+    api_key: Optional[str] = None
+    azure_endpoint: Optional[str] = None
+    api_version: Optional[str] = None
+    model_path: Optional[str] = None
+    json_mode: Literal["schema", "object", "none"] = "schema"
+    timeout: float = 60.0
+    retries: int = 3
+    backoff: float = 1.0
+    max_tokens: int = 512
+    temperature: float = 0.0
+    price_in: float = 0.0
+    price_out: float = 0.0
+    cache: bool = True
+
+
 class Settings(BaseSettings):
     """Effective configuration. ``home`` is the data folder (corpus files + ``index/``)."""
 
@@ -143,7 +168,7 @@ class Settings(BaseSettings):
     retrieve: RetrieveParams = Field(default_factory=RetrieveParams)
     relate: RelateParams = Field(default_factory=RelateParams)
     read: ReadParams = Field(default_factory=ReadParams)
-    llm: Literal["none"] = "none"
+    llm: LLMSettings = Field(default_factory=LLMSettings)
 
     @model_validator(mode="before")
     @classmethod

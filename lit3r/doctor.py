@@ -87,4 +87,21 @@ def run_checks(settings: Settings) -> list[dict[str, Any]]:
     return [_check("packages", packages), _check("corpus", corpus), _check("index", index),
             _check("chunk encoder", encoder), _check("reranker", reranker), *servers,
             {"name": "backend", "ok": True, "detail": settings.backend},
-            {"name": "llm", "ok": True, "detail": f"{settings.llm} (offline extractive reader)"}]
+            _check("llm", lambda: _llm_check(settings))]
+
+
+def _llm_check(settings: Settings) -> str:
+    from pydantic import BaseModel
+
+    from lit3r.llm import make_llm
+
+    llm = make_llm(settings)
+    if llm is None:
+        return "none (one Retrieve round, offline extractive reader)"
+
+    class Pong(BaseModel):
+        ok: bool
+
+    llm.cache_dir = None
+    llm.ask([{"role": "user", "content": 'Reply with the JSON {"ok": true}.'}], Pong)
+    return f"{llm.chat.name}: answered a JSON request"
