@@ -143,7 +143,7 @@ class LLMSettings(BaseModel):
     azure_endpoint: Optional[str] = None
     api_version: Optional[str] = None
     model_path: Optional[str] = None
-    json_mode: Literal["schema", "object", "none"] = "schema"
+    json_mode: Literal["schema", "object_schema", "object", "none"] = "schema"
     timeout: float = 60.0
     retries: int = 3
     backoff: float = 1.0

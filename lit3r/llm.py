@@ -176,7 +176,8 @@ class OpenAIChat:
     """OpenAI-compatible chat completions through the ``openai`` package.
 
     ``azure_endpoint`` set: Azure OpenAI (``model`` = deployment, ``api_version`` needed).
-    ``json_mode``: "schema" (response_format json_schema), "object" (json_object) or "none".
+    ``json_mode``: "schema" (OpenAI's json_schema response format), "object_schema" (json_object
+    with a schema: llama.cpp server, vLLM), "object" (plain JSON mode) or "none".
     """
 
     supports_images = True
@@ -205,6 +206,8 @@ class OpenAIChat:
                                          "json_schema": {"name": "reply", "schema": schema}}
         elif schema is not None and self.json_mode == "object":
             kwargs["response_format"] = {"type": "json_object"}
+        elif schema is not None and self.json_mode == "object_schema":  # llama.cpp server, vLLM
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
         try:
             r = self.client.chat.completions.create(model=self.model, messages=messages, max_tokens=max_tokens,
                                                     temperature=temperature, **kwargs)
