@@ -78,6 +78,8 @@ def _tagged(subqueries: list[str], tag: Optional[str]) -> list[str]:
     out = []
     for q in subqueries:
         q = " ".join(q.split())
+        if len(re.findall(r"[^\W_]{2,}", q)) < 2:
+            continue  # "...", "query 1": nothing to search (small models echo the format)
         if q and tag and not q.startswith(tag):
             q = f"{tag} {q}"
         if q:
