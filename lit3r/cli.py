@@ -181,6 +181,44 @@ def _print_answer(engine, result, top: int, options: dict[str, str]) -> None:
                    f"{len(result.rounds)} round(s), {len(result.subqueries)} subqueries")
 
 
+@main.command(name="eval")
+@click.option("--gold", "gold_file", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
+              help="Gold JSONL (LitTraceQA validation format).")
+@click.option("--pred", "pred_file", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
+              help="Submission JSONL.")
+@click.option("--json", "as_json", is_flag=True, help="Print every metric (and per-question scores) as JSON.")
+def eval_cmd(gold_file: Path, pred_file: Path, as_json: bool) -> None:
+    """Score a submission with the official LitTraceQA metrics."""
+    from lit3r.evaluate import evaluate
+
+    def read(path: Path) -> list[dict]:
+        rows = []
+        for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise click.ClickException(f"{path}:{no}: not valid JSON ({exc.msg}): fix the line") from None
+        return rows
+
+    res = evaluate(read(pred_file), read(gold_file))
+    if as_json:
+        click.echo(json.dumps(res, indent=2))
+        return
+    cols = ["questions", "overall", "paper_f1", "evidence_f1", "mc_acc", "freeform_em", "row_f1", "cell_acc_macro",
+            "cell_acc_micro"]
+
+    def fmt(v):
+        return "-" if v is None else (str(v) if isinstance(v, int) else f"{v:.4f}")
+
+    rows = [{"group": "all", **{c: fmt(res["overall"][c]) for c in cols}}]
+    for name in ("by_task_family", "by_evidence_type"):
+        rows += [{"group": f"{name[3:]}={k}", **{c: fmt(v[c]) for c in cols}} for k, v in res[name].items()]
+    _print_table(rows)
+    if res["missing_predictions"]:
+        click.echo(f"{len(res['missing_predictions'])} gold question(s) had no prediction (scored as empty)")
+
+
 @main.command()
 @click.argument("query_or_file")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",

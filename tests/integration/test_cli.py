@@ -7,7 +7,9 @@ import sys
 from click.testing import CliRunner
 
 from lit3r.cli import main
-from tests.conftest import CORPUS, HARD, ROOT
+from tests.conftest import CORPUS, HARD, ROOT, SHARED
+
+SHARED_LTQA = SHARED / "littraceqa"
 
 
 def test_ingest_command_writes_the_corpus_folder(shared_data, tmp_path):
@@ -95,3 +97,23 @@ def test_one_pdf_file_and_prune(shared_data, tmp_path):
     assert "1 paper(s)" in res.output and "1 pruned" in res.output
     assert [json.loads(line)["paper_id"] for line in (out / "papers.jsonl").open()] == ["mineru_demo"]
     assert not (out / "images" / "ligatures_hyphenation_headers").exists()
+
+
+def test_eval_command_scores_validation_against_itself(tmp_path):
+    gold = SHARED_LTQA / "validation.jsonl"
+    pred = tmp_path / "pred.jsonl"
+    with pred.open("w") as fh:
+        for line in gold.open():
+            g = json.loads(line)
+            answer = {k: ({"gold": v["gold"]} if k == "multiple_choice" else v) for k, v in g["answer"].items()}
+            fh.write(json.dumps({"query_id": g["query_id"], "gold_papers": g["gold_papers"],
+                                 "evidence": g["evidence"], "answer": answer}) + "\n")
+    res = CliRunner().invoke(main, ["eval", "--gold", str(gold), "--pred", str(pred), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["overall"]["overall"] == 1.0
+    table = CliRunner().invoke(main, ["eval", "--gold", str(gold), "--pred", str(pred)])
+    assert table.exit_code == 0 and "task_family=multi_paper" in table.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{oops\n")
+    res = CliRunner().invoke(main, ["eval", "--gold", str(gold), "--pred", str(bad)])
+    assert res.exit_code == 1 and "bad.jsonl:1: not valid JSON" in res.output

@@ -1,0 +1,160 @@
+"""The LitTraceQA official metrics (../shared/docs/LITTRACEQA.md), as pure functions.
+
+Per question: paper P/R/F1 (sets of paper ids), evidence P/R/F1 (sets of normalised evidence
+keys), multiple-choice accuracy, freeform exact match, table row P/R/F1 and cell accuracy.
+Macro = mean over the questions that have that answer type. Leaderboard overall =
+(paper_F1 + evidence_F1 + mean(MC_acc, row_F1, cell_acc_macro)) / 3.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import defaultdict
+from typing import Any, Iterable, Optional
+
+_OBJECT_KEYS = (("table_id", "table"), ("figure_id", "figure"), ("equation_id", "equation"),
+                ("algorithm_id", "equation"), ("citation_id", "citation"))
+
+
+def normalize_text(value: Any) -> str:
+    """Lower-cased, outer quotes stripped, whitespace collapsed (freeform and table strings)."""
+    text = " ".join(str(value).split()).lower()
+    while len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'\u201c\u201d":
+        text = text[1:-1].strip()
+    return text.strip("\u201c\u201d").strip()
+
+
+def object_id(locator: dict) -> str:
+    """Normalised object id of a locator: "table 4", "equation 2", "citation 57", or ""."""
+    for key, prefix in _OBJECT_KEYS:
+        if key in locator and locator[key] not in (None, ""):
+            raw = str(locator[key]).strip()
+            return f"{prefix} {raw}" if re.fullmatch(r"\d+", raw) else raw.lower()
+    return ""
+
+
+def evidence_key(item: dict) -> Optional[tuple]:
+    """``(paper_id, source_type, location, object_id)`` or None when the item does not count
+    (no paper, no source type, or neither a location nor an object id). location = page, or
+    section only when there is no page; text_span items have no object id."""
+    loc = item.get("locator") or {}
+    paper, stype = item.get("paper_id"), item.get("source_type")
+    location = loc.get("page")
+    location = str(int(location)) if isinstance(location, (int, float)) or (isinstance(location, str) and location.isdigit()) \
+        else (normalize_text(loc["section"]) if loc.get("section") and location is None else None)
+    obj = "" if stype == "text_span" else object_id(loc)
+    if not paper or not stype or (location is None and not obj):
+        return None
+    return (paper, stype, location, obj)
+
+
+def prf(pred: set, gold: set) -> tuple[float, float, float]:
+    """Set precision, recall, F1. Both empty: 1; one empty: 0."""
+    if not pred and not gold:
+        return 1.0, 1.0, 1.0
+    if not pred or not gold:
+        return 0.0, 0.0, 0.0
+    hit = len(pred & gold)
+    p, r = hit / len(pred), hit / len(gold)
+    return p, r, (2 * p * r / (p + r) if hit else 0.0)
+
+
+def _number(value: Any) -> Optional[float]:
+    try:
+        return float(str(value).replace("%", "").replace(",", "").strip())
+    except ValueError:
+        return None
+
+
+def cell_equal(pred: Any, gold: Any, col_type: str = "string") -> bool:
+    """Numbers: relative/absolute tolerance 1e-6 after removing %; else normalised strings."""
+    gn, pn = _number(gold), _number(pred)
+    if gn is not None and pn is not None:
+        return abs(gn - pn) <= 1e-6 or abs(gn - pn) <= 1e-6 * max(abs(gn), abs(pn))
+    return normalize_text(pred) == normalize_text(gold)
+
+
+def table_scores(pred_rows: list[dict], gold_table: dict) -> dict[str, float]:
+    """Row P/R/F1 over row keys and cell accuracy over gold rows x non-key columns.
+
+    Returns ``{row_p, row_r, row_f1, cells_correct, cells_total, cell_acc}``.
+    """
+    schema = gold_table.get("schema") or []
+    keys = [c["name"] for c in schema if c.get("is_row_key")] or ([schema[0]["name"]] if schema else [])
+    others = [c for c in schema if c["name"] not in keys]
+
+    def key(row: dict) -> tuple:
+        return tuple(normalize_text(row.get(k, "")) for k in keys)
+
+    gold_rows = gold_table.get("rows") or []
+    pred_by_key = {}
+    for row in pred_rows or []:
+        pred_by_key.setdefault(key(row), row)
+    p, r, f1 = prf(set(pred_by_key), {key(g) for g in gold_rows})
+    correct = total = 0
+    for g in gold_rows:
+        pr = pred_by_key.get(key(g))
+        for c in others:
+            total += 1
+            correct += pr is not None and cell_equal(pr.get(c["name"], ""), g.get(c["name"], ""), c.get("type", "string"))
+    acc = correct / total if total else f1
+    return {"row_p": p, "row_r": r, "row_f1": f1, "cells_correct": correct, "cells_total": total, "cell_acc": acc}
+
+
+def score_question(pred: dict, gold: dict) -> dict[str, Any]:
+    """All metrics of one question (``pred``: a submission line, ``gold``: a validation line)."""
+    out: dict[str, Any] = {"query_id": gold["query_id"], "task_family": gold.get("task_family"),
+                           "evidence_type": gold.get("primary_evidence_type")}
+    pp = {p["paper_id"] for p in pred.get("gold_papers", []) if p.get("paper_id")}
+    gp = {p["paper_id"] for p in gold.get("gold_papers", []) if p.get("paper_id")}
+    out["paper_p"], out["paper_r"], out["paper_f1"] = prf(pp, gp)
+    pe = {k for k in map(evidence_key, pred.get("evidence", [])) if k}
+    ge = {k for k in map(evidence_key, gold.get("evidence", [])) if k}
+    out["evidence_p"], out["evidence_r"], out["evidence_f1"] = prf(pe, ge)
+    ga, pa = gold.get("answer", {}), pred.get("answer", {}) or {}
+    if "multiple_choice" in ga:
+        guess = str((pa.get("multiple_choice") or {}).get("gold", "")).strip().upper()
+        out["mc_acc"] = float(guess == str(ga["multiple_choice"]["gold"]).strip().upper())
+    if "freeform" in ga:
+        out["freeform_em"] = float(normalize_text((pa.get("freeform") or {}).get("text", ""))
+                                   == normalize_text(ga["freeform"]["text"]))
+    if "table" in ga:
+        out.update(table_scores((pa.get("table") or {}).get("rows", []), ga["table"]))
+    return out
+
+
+def _mean(rows: list[dict], key: str) -> Optional[float]:
+    vals = [r[key] for r in rows if key in r]
+    return statistics.fmean(vals) if vals else None
+
+
+def aggregate(rows: list[dict]) -> dict[str, Any]:
+    """Macro averages, micro cell accuracy and the leaderboard overall score."""
+    agg: dict[str, Any] = {"questions": len(rows)}
+    for k in ("paper_p", "paper_r", "paper_f1", "evidence_p", "evidence_r", "evidence_f1", "mc_acc",
+              "freeform_em", "row_p", "row_r", "row_f1", "cell_acc"):
+        agg[k] = _mean(rows, k)
+    cells = [r for r in rows if "cells_total" in r]
+    total = sum(r["cells_total"] for r in cells)
+    agg["cell_acc_micro"] = sum(r["cells_correct"] for r in cells) / total if total else None
+    agg["cell_acc_macro"] = agg.pop("cell_acc")
+    answer = [x for x in (agg["mc_acc"], agg["row_f1"], agg["cell_acc_macro"]) if x is not None]
+    agg["overall"] = ((agg["paper_f1"] or 0.0) + (agg["evidence_f1"] or 0.0)
+                      + (statistics.fmean(answer) if answer else 0.0)) / 3 if rows else None
+    return agg
+
+
+def evaluate(preds: Iterable[dict], golds: Iterable[dict]) -> dict[str, Any]:
+    """Score a submission against gold: ``{"overall": {...}, "by_task_family": {...},
+    "by_evidence_type": {...}, "questions": [...]}``. A gold question without a prediction
+    scores as an empty prediction."""
+    by_id = {p["query_id"]: p for p in preds}
+    rows = [score_question(by_id.get(g["query_id"], {"query_id": g["query_id"]}), g) for g in golds]
+    groups: dict[str, dict[str, list]] = {"by_task_family": defaultdict(list), "by_evidence_type": defaultdict(list)}
+    for r in rows:
+        groups["by_task_family"][r["task_family"] or "unknown"].append(r)
+        groups["by_evidence_type"][r["evidence_type"] or "unknown"].append(r)
+    return {"overall": aggregate(rows),
+            **{name: {k: aggregate(v) for k, v in sorted(g.items())} for name, g in groups.items()},
+            "questions": rows, "missing_predictions": sorted(set(g["query_id"] for g in golds) - set(by_id))}

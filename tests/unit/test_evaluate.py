@@ -1,0 +1,76 @@
+"""The official LitTraceQA metrics against hand-computed values."""
+
+import json
+
+import pytest
+
+from lit3r.evaluate import cell_equal, evaluate, evidence_key, normalize_text, prf, table_scores
+from tests.conftest import SHARED
+
+GOLD = {
+    "query_id": "q1", "task_family": "f", "primary_evidence_type": "table",
+    "gold_papers": [{"paper_id": "A"}, {"paper_id": "B"}],
+    "evidence": [{"paper_id": "A", "source_type": "table", "locator": {"page": 6, "table_id": "Table 4", "row": "x"}},
+                 {"paper_id": "B", "source_type": "text_span", "locator": {"page": 2, "section": "Intro"}}],
+    "answer": {"multiple_choice": {"options": {"A": "1", "B": "2"}, "gold": "B"},
+               "freeform": {"text": "14.70"},
+               "table": {"schema": [{"name": "paper", "type": "string", "is_row_key": True},
+                                    {"name": "value", "type": "number", "is_row_key": False},
+                                    {"name": "unit", "type": "string", "is_row_key": False}],
+                         "rows": [{"paper": "A", "value": 10.0, "unit": "ms"}, {"paper": "B", "value": 0.5, "unit": "s"}]}},
+}
+
+
+def test_normalisation_rules():
+    assert normalize_text('  "Hello   World" ') == "hello world"
+    assert evidence_key({"paper_id": "A", "source_type": "table", "locator": {"page": 6, "table_id": "4"}}) == \
+        ("A", "table", "6", "table 4")
+    assert evidence_key({"paper_id": "A", "source_type": "equation_algorithm",
+                         "locator": {"page": 3, "algorithm_id": 2}}) == ("A", "equation_algorithm", "3", "equation 2")
+    # text_span: no object id; section counts only without a page; items without location or object drop
+    assert evidence_key({"paper_id": "A", "source_type": "text_span", "locator": {"page": 2, "table_id": "T1"}}) == \
+        ("A", "text_span", "2", "")
+    assert evidence_key({"paper_id": "A", "source_type": "text_span", "locator": {"section": "Intro"}}) == \
+        ("A", "text_span", "intro", "")
+    assert evidence_key({"paper_id": "A", "source_type": "text_span", "locator": {"row": "x"}}) is None
+    assert prf(set(), set()) == (1.0, 1.0, 1.0) and prf(set(), {1}) == (0.0, 0.0, 0.0)
+    assert cell_equal("12.5%", 12.5) and not cell_equal("12.6", 12.5) and cell_equal(" Foo ", "foo")
+
+
+def test_hand_made_submission():
+    pred = {"query_id": "q1", "gold_papers": [{"paper_id": "A"}, {"paper_id": "C"}],
+            "evidence": [{"paper_id": "A", "source_type": "table", "locator": {"page": 6, "table_id": "Table 4", "column": "y"}},
+                         {"paper_id": "A", "source_type": "figure", "locator": {"page": 7, "figure_id": "Figure 1"}},
+                         {"paper_id": "B", "source_type": "text_span", "locator": {"page": 2}}],
+            "answer": {"multiple_choice": {"gold": "b"}, "freeform": {"text": "'14.70'"},
+                       "table": {"rows": [{"paper": "a", "value": "10%", "unit": "MS"}, {"paper": "C", "value": 1}]}}}
+    res = evaluate([pred], [GOLD])
+    q = res["questions"][0]
+    assert (q["paper_p"], q["paper_r"], q["paper_f1"]) == (0.5, 0.5, 0.5)
+    # evidence: 2 of 3 predicted keys match (row/column fields ignored; text_span matches on page)
+    assert q["evidence_p"] == pytest.approx(2 / 3) and q["evidence_r"] == 1.0
+    assert q["evidence_f1"] == pytest.approx(0.8)
+    assert q["mc_acc"] == 1.0 and q["freeform_em"] == 1.0
+    # rows: keys {a, c} vs {a, b}: P = R = F1 = 0.5; cells: gold rows x 2 non-key columns = 4, 2 right
+    assert (q["row_p"], q["row_r"], q["row_f1"]) == (0.5, 0.5, 0.5)
+    assert (q["cells_correct"], q["cells_total"], q["cell_acc"]) == (2, 4, 0.5)
+    o = res["overall"]
+    assert o["overall"] == pytest.approx((0.5 + 0.8 + (1.0 + 0.5 + 0.5) / 3) / 3)
+
+
+def test_key_only_table_uses_row_f1_and_missing_prediction_scores_zero():
+    t = {"schema": [{"name": "title", "type": "string", "is_row_key": True}], "rows": [{"title": "X"}, {"title": "Y"}]}
+    s = table_scores([{"title": "x"}], t)
+    assert s["row_f1"] == pytest.approx(2 / 3) and s["cell_acc"] == pytest.approx(2 / 3)
+    res = evaluate([], [GOLD])
+    assert res["overall"]["paper_f1"] == 0.0 and res["missing_predictions"] == ["q1"]
+
+
+def test_gold_scores_itself_as_one_on_the_validation_set():
+    golds = [json.loads(line) for line in (SHARED / "littraceqa" / "validation.jsonl").open()]
+    preds = [{"query_id": g["query_id"], "gold_papers": g["gold_papers"], "evidence": g["evidence"],
+              "answer": {k: ({"gold": v["gold"]} if k == "multiple_choice" else v) for k, v in g["answer"].items()}}
+             for g in golds]
+    o = evaluate(preds, golds)["overall"]
+    for k in ("paper_f1", "evidence_f1", "mc_acc", "freeform_em", "row_f1", "cell_acc_macro", "cell_acc_micro", "overall"):
+        assert o[k] == pytest.approx(1.0), k
