@@ -181,6 +181,40 @@ def _print_answer(engine, result, top: int, options: dict[str, str]) -> None:
                    f"{len(result.rounds)} round(s), {len(result.subqueries)} subqueries")
 
 
+@main.command()
+@click.option("--queries", "queries", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
+              help="Input JSONL (query_id, question, answer_types, multiple_choice_options).")
+@click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="Submission JSONL (appended; query ids already there are skipped).")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Questions in flight at once (helps when an LLM endpoint is the bottleneck).")
+@click.option("--llm", "llm", type=click.Choice(["none", "local", "openai"]), default=None,
+              help="Override the configured LLM provider for this run.")
+@click.pass_context
+def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optional[str]) -> None:
+    """Answer a batch of questions into a LitTraceQA submission; traces go to OUT.traces.jsonl."""
+    from lit3r.batch import run_batch
+    from lit3r.engine import Engine
+    from lit3r.llm import LLMError
+    from lit3r.models import ModelError
+
+    settings = _settings(ctx)
+    if llm:
+        settings.llm.provider = llm
+    try:
+        engine = Engine(settings)
+        report = run_batch(engine, queries, out, workers=workers, progress=sys.stderr.isatty())
+    except FileNotFoundError:
+        raise click.ClickException(
+            f"no corpus index in {settings.home}: run `lit3r ingest PDF_DIR` first (or pass --home)") from None
+    except (ModelError, LLMError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    for qid, err in report.failures:
+        click.echo(f"failed {qid}: {err}", err=True)
+    click.echo(f"{report.answered} answered, {report.skipped} already in {out}, {len(report.failures)} failed "
+               f"(of {report.inputs})")
+
+
 @main.command(name="eval")
 @click.option("--gold", "gold_file", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
               help="Gold JSONL (LitTraceQA validation format).")
