@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
@@ -123,8 +124,6 @@ def ask(ctx: click.Context, question: str, options: tuple[str, ...], as_json: bo
     coupling, paper BM25) and the offline extractive reader.
     """
     from lit3r.engine import Engine
-    from lit3r.llm import LLMError
-    from lit3r.models import ModelError
 
     settings = _settings(ctx)
     if llm:
@@ -137,19 +136,29 @@ def ask(ctx: click.Context, question: str, options: tuple[str, ...], as_json: bo
         if label.strip().upper() in opts:
             raise click.ClickException(f"option {label.strip().upper()} is given twice: give each label once")
         opts[label.strip().upper()] = text.strip()
-    try:
+    with _engine_errors(settings):
         engine = Engine(settings)
         result = engine.ask(question, options=opts or None, query_id="cli")
-    except FileNotFoundError:
-        raise click.ClickException(
-            f"no corpus index in {settings.home}: run `lit3r ingest PDF_DIR` first (or pass --home)") from None
-    except (ModelError, LLMError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
     result.timings["load"] = engine.load_seconds
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
         return
     _print_answer(engine, result, top, opts)
+
+
+@contextlib.contextmanager
+def _engine_errors(settings):
+    """One-line errors for what opening the engine or answering can raise."""
+    from lit3r.llm import LLMError
+    from lit3r.models import ModelError
+
+    try:
+        yield
+    except FileNotFoundError:
+        raise click.ClickException(
+            f"no corpus index in {settings.home}: run `lit3r ingest PDF_DIR` first (or pass --home)") from None
+    except (ModelError, LLMError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def _print_answer(engine, result, top: int, options: dict[str, str]) -> None:
@@ -195,20 +204,12 @@ def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optiona
     """Answer a batch of questions into a LitTraceQA submission; traces go to OUT.traces.jsonl."""
     from lit3r.batch import run_batch
     from lit3r.engine import Engine
-    from lit3r.llm import LLMError
-    from lit3r.models import ModelError
 
     settings = _settings(ctx)
     if llm:
         settings.llm.provider = llm
-    try:
-        engine = Engine(settings)
-        report = run_batch(engine, queries, out, workers=workers, progress=sys.stderr.isatty())
-    except FileNotFoundError:
-        raise click.ClickException(
-            f"no corpus index in {settings.home}: run `lit3r ingest PDF_DIR` first (or pass --home)") from None
-    except (ModelError, LLMError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+    with _engine_errors(settings):
+        report = run_batch(Engine(settings), queries, out, workers=workers, progress=sys.stderr.isatty())
     for qid, err in report.failures:
         click.echo(f"failed {qid}: {err}", err=True)
     click.echo(f"{report.answered} answered, {report.skipped} already in {out}, {len(report.failures)} failed "
