@@ -139,14 +139,14 @@ def build_stores(settings: Settings, *, progress: bool = False, force: bool = Fa
     for c in chunks:
         by_paper.setdefault(c.paper_id, []).append(c)
     t = time.perf_counter()
-    todo = [p for p in papers if not (cache / f"{_digest(chunk_enc.name, *(c.text for c in by_paper.get(p.paper_id, [])))}.npy").is_file()]
+    keys = {p.paper_id: _digest(chunk_enc.name, *(c.text for c in by_paper.get(p.paper_id, []))) for p in papers}
+    todo = [p for p in papers if not (cache / f"{keys[p.paper_id]}.npy").is_file()]
     pending = [c.text for p in todo for c in by_paper.get(p.paper_id, [])]
     fresh = iter(chunk_enc.encode(pending, progress=progress)) if pending else iter(())
     vec_parts = []
     for p in papers:
         cs = by_paper.get(p.paper_id, [])
-        key = _digest(chunk_enc.name, *(c.text for c in cs))
-        vecs, new = _cached_vectors(cache, key, [c.text for c in cs],
+        vecs, new = _cached_vectors(cache, keys[p.paper_id], [c.text for c in cs],
                                     lambda texts: np.stack([next(fresh) for _ in texts]).astype(np.float32))
         report.encoded_papers += new
         vec_parts.append(vecs.reshape(len(cs), chunk_enc.dim))
@@ -183,7 +183,7 @@ def build_stores(settings: Settings, *, progress: bool = False, force: bool = Fa
     manifest_path.write_text(json.dumps({
         "fingerprint": fp, "build_version": BUILD_VERSION, "models": m.model_dump(), "dim": chunk_enc.dim,
         "report": asdict(report)}, indent=2), encoding="utf-8")
-    _prune_cache(cache, keep={_digest(chunk_enc.name, *(c.text for c in by_paper.get(p.paper_id, []))) for p in papers} | {pkey})
+    _prune_cache(cache, keep=set(keys.values()) | {pkey})
     return report
 
 
