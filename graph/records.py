@@ -42,7 +42,7 @@ class Source(BaseModel):
 class Paper(BaseModel):
     """One research paper.
 
-    ``n_pages`` counts physical PDF pages; ``year`` is an int or None; ``authors`` is a list of
+    ``n_pages`` counts physical PDF pages (0: a paper known only by its metadata, no PDF); ``year`` is an int or None; ``authors`` is a list of
     display names in paper order.
     """
 
@@ -54,7 +54,7 @@ class Paper(BaseModel):
     year: Optional[int] = Field(default=None, ge=1800, le=2100)
     abstract: str = ""
     source: Source
-    n_pages: int = Field(ge=1)
+    n_pages: int = Field(ge=0)
     parser: str = "pymupdf"
 
 

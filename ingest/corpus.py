@@ -32,8 +32,8 @@ from typing import Iterable, Optional
 
 from tqdm import tqdm
 
-from graph.records import Chunk, Paper, Reference, Source
-from ingest.chunking import build_chunks
+from graph.records import MAX_CHUNK_CHARS, Chunk, Paper, Reference, Source, chunk_id_for
+from ingest.chunking import build_chunks, title_abstract_text
 from ingest.document import BadInputError, ParsedDocument, RawReference
 from ingest.metadata import PaperMeta, load_metadata, venue_year_from_text
 from ingest.references import TitleResolver, build_references, consolidate_work_ids
@@ -334,10 +334,64 @@ def ingest_corpus(
     if prune:
         keep = {pid for pid, _, _ in found}
         for path in state.glob("*.json"):
-            if path.stem not in keep:
+            if path.stem not in keep and '"parser": "metadata"' not in path.read_text(encoding="utf-8"):
                 path.unlink()
                 shutil.rmtree(out_dir / "images" / path.stem, ignore_errors=True)
                 report.pruned += 1
+    _merge(out_dir, report)
+    report.seconds = time.perf_counter() - t0
+    (out_dir / "report.json").write_text(json.dumps(asdict(report), indent=2), encoding="utf-8")
+    return report
+
+
+def ingest_metadata_only(metadata_file: Path, out_dir: Path) -> IngestReport:
+    """Add papers known only by their metadata (a paper pool without PDFs, e.g. LitTraceQA's
+    ``paper_pool_partial.jsonl``: ``paper_id``, ``title``, ``venue``, ``year``, optional
+    ``abstract`` and ``authors``) to the corpus folder ``out_dir``.
+
+    Each becomes a Paper with ``parser = "metadata"`` and ``n_pages = 0`` (no PDF) and one
+    ``title_abstract`` chunk on page 1, journaled like a parsed PDF, so that title-based lanes
+    (paper BM25, dense title search, SPECTER2 neighbours) work; full-text lanes find nothing in
+    them. A paper already ingested from its PDF is left as it is. Lines without a title are
+    reported in ``failures``. Raises ``ingest.metadata.MetadataError`` for a bad file and
+    NotADirectoryError when ``out_dir`` is a file.
+    """
+    t0 = time.perf_counter()
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise NotADirectoryError(f"--out {out_dir} is a file: pass a folder for the corpus")
+    metas = {m.paper_id: m for m in load_metadata(metadata_file).values()}
+    state = out_dir / ".state"
+    state.mkdir(parents=True, exist_ok=True)
+    report = IngestReport(files=len(metas))
+    code = _code_version()
+    for pid, meta in sorted(metas.items()):
+        if not meta.title:
+            report.failures.append((str(metadata_file), f"{pid}: no title in {Path(metadata_file).name}: add one"))
+            continue
+        meta_json = meta.model_dump(mode="json")
+        key = hashlib.sha1(json.dumps([code, "metadata", meta_json], sort_keys=True).encode()).hexdigest()
+        journal = state / f"{pid}.json"
+        if journal.is_file():
+            try:
+                old = json.loads(journal.read_text(encoding="utf-8"))
+                if old.get("key") == key or old.get("paper", {}).get("parser") != "metadata":
+                    report.unchanged += 1  # same metadata, or the paper was parsed from its PDF
+                    continue
+            except json.JSONDecodeError:
+                pass
+        line = json.dumps(meta_json, sort_keys=True).encode()
+        paper = Paper(paper_id=pid, title=meta.title, authors=meta.authors or [], venue=meta.venue, year=meta.year,
+                      abstract=meta.abstract or "", n_pages=0, parser="metadata",
+                      source=Source(file=str(metadata_file), sha256=hashlib.sha256(line).hexdigest()))
+        text = title_abstract_text(paper.title, paper.abstract, paper.venue, paper.year)[:MAX_CHUNK_CHARS]
+        chunk = Chunk(chunk_id=chunk_id_for(pid, 0), paper_id=pid, kind="title_abstract", page=1,
+                      section="Abstract" if paper.abstract else "Title", text=text, seq=0)
+        _write_atomic(journal, [json.dumps({"paper_id": pid, "file": str(metadata_file), "key": key,
+                                            "paper": paper.model_dump(mode="json"),
+                                            "chunks": [chunk.model_dump(mode="json")], "raw_references": [],
+                                            "warnings": []}, ensure_ascii=False)])
+        report.parsed += 1
     _merge(out_dir, report)
     report.seconds = time.perf_counter() - t0
     (out_dir / "report.json").write_text(json.dumps(asdict(report), indent=2), encoding="utf-8")

@@ -78,7 +78,8 @@ def run_batch(engine, queries: Path, out: Path, *, workers: int = 1, progress: b
         opts = {o["label"]: o["text"] for o in row.get("multiple_choice_options") or []} or None
         types = tuple(row.get("answer_types") or ("freeform",))
         try:
-            res = engine.ask(row["question"], options=opts, query_id=row["query_id"], answer_types=types)
+            res = engine.ask(row["question"], options=opts, query_id=row["query_id"], answer_types=types,
+                             table_schema=row.get("table_schema") or None)
             line, trace = res.submission(), {"query_id": row["query_id"], "trace": res.trace(),
                                              "candidates": res.candidates}
         except Exception as exc:  # one failing question never loses the others

@@ -15,7 +15,7 @@ from typing import Optional
 
 from pydantic import ValidationError
 
-from ingest.corpus import PARSERS, ingest_corpus
+from ingest.corpus import PARSERS, ingest_corpus, ingest_metadata_only
 from ingest.metadata import MetadataError
 from lit3r.config import load_settings
 
@@ -39,7 +39,7 @@ def _settings(ctx: click.Context, **overrides):
 
 
 @main.command()
-@click.argument("pdf_dir", type=click.Path(path_type=Path))
+@click.argument("pdf_dir", type=click.Path(path_type=Path), required=False)
 @click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
               help="Corpus folder to write (default: the data folder, --home).")
 @click.option("--metadata", "metadata_file", type=click.Path(path_type=Path), default=None,
@@ -50,24 +50,36 @@ def _settings(ctx: click.Context, **overrides):
 @click.option("--images/--no-images", default=True, show_default=True,
               help="Save PNG crops of table and figure regions.")
 @click.option("--prune", is_flag=True, help="Drop papers of earlier runs whose PDF is no longer under PDF_DIR.")
+@click.option("--metadata-only", "metadata_only", is_flag=True,
+              help="Add the papers of --metadata without PDFs (a paper pool: title, venue, year, abstract).")
 @click.option("--build/--no-build", default=True, show_default=True,
               help="Also embed the chunks and build the graph store and search index.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run report as JSON.")
 @click.pass_context
-def ingest(ctx: click.Context, pdf_dir: Path, out_dir: Optional[Path], metadata_file, parser: str, workers,
-           images: bool, prune: bool, build: bool, as_json: bool) -> None:
+def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path], metadata_file, parser: str, workers,
+           images: bool, prune: bool, metadata_only: bool, build: bool, as_json: bool) -> None:
     """Parse the PDFs under PDF_DIR (a folder, or one PDF) into papers, chunks and references.
 
     Re-running is idempotent and resumes an interrupted run; bad files are reported and skipped;
     new PDFs are added to the corpus folder (use --prune to drop papers whose PDF is gone).
     Then (unless --no-build) embeds the chunks and builds the graph store and search index of
     the corpus folder, so that `lit3r ask` can answer. Exits 1 when no file could be ingested.
+
+    With --metadata-only (no PDF_DIR), the papers of the --metadata file are added by title,
+    venue, year and abstract alone: only the title-based search lanes can find them.
     """
     settings = _settings(ctx, **({"home": out_dir} if out_dir else {}))
     out_dir = settings.home
+    if metadata_only and (pdf_dir is not None or metadata_file is None):
+        raise click.UsageError("--metadata-only takes no PDF_DIR and needs --metadata POOL.jsonl")
+    if pdf_dir is None and not metadata_only:
+        raise click.UsageError("missing PDF_DIR: pass a folder of PDFs (or --metadata-only --metadata POOL.jsonl)")
     try:
-        report = ingest_corpus(pdf_dir, out_dir, metadata_file=metadata_file, parser=parser, workers=workers,
-                               images=images, progress=sys.stderr.isatty() and not as_json, prune=prune)
+        if metadata_only:
+            report = ingest_metadata_only(metadata_file, out_dir)
+        else:
+            report = ingest_corpus(pdf_dir, out_dir, metadata_file=metadata_file, parser=parser, workers=workers,
+                                   images=images, progress=sys.stderr.isatty() and not as_json, prune=prune)
     except (FileNotFoundError, NotADirectoryError, MetadataError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
@@ -115,13 +127,18 @@ def _build(settings, quiet: bool):
               help="Candidates shown in the readable output.")
 @click.option("--llm", "llm", type=click.Choice(["none", "local", "openai"]), default=None,
               help="Override the configured LLM provider for this run.")
+@click.option("--papers", "papers", metavar="ID,ID", default=None,
+              help="Read only these papers: retrieval is skipped.")
+@click.option("--table-schema", "table_schema", metavar="JSON", default=None,
+              help='Ask for a table answer: \'[{"name": "Method", "type": "string", "is_row_key": true}, ...]\'.')
 @click.pass_context
 def ask(ctx: click.Context, question: str, options: tuple[str, ...], as_json: bool, top: int,
-        llm: Optional[str]) -> None:
+        llm: Optional[str], papers: Optional[str], table_schema: Optional[str]) -> None:
     """Answer QUESTION over the ingested corpus, with evidence locators.
 
     Runs Retrieve (hybrid BM25 + dense, RRF, PRF, rerank), Relate (similar papers, bibliographic
-    coupling, paper BM25) and the offline extractive reader.
+    coupling, paper BM25) and Read (the LLM reader when an LLM is configured, else the offline
+    extractive reader); the answer line is validated against the stored chunks.
     """
     from lit3r.engine import Engine
 
@@ -136,14 +153,33 @@ def ask(ctx: click.Context, question: str, options: tuple[str, ...], as_json: bo
         if label.strip().upper() in opts:
             raise click.ClickException(f"option {label.strip().upper()} is given twice: give each label once")
         opts[label.strip().upper()] = text.strip()
+    schema = _table_schema(table_schema) if table_schema else None
+    paper_ids = [p.strip() for p in papers.split(",") if p.strip()] if papers is not None else None
     with _engine_errors(settings):
         engine = Engine(settings)
-        result = engine.ask(question, options=opts or None, query_id="cli")
+        result = engine.ask(question, options=opts or None, query_id="cli", table_schema=schema, papers=paper_ids)
     result.timings["load"] = engine.load_seconds
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
         return
     _print_answer(engine, result, top, opts)
+
+
+def _table_schema(text: str) -> list[dict]:
+    """``--table-schema`` JSON -> schema columns; one-line errors."""
+    try:
+        schema = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.ClickException(f"--table-schema is not valid JSON ({exc.msg}): pass a JSON list of columns") from None
+    if not isinstance(schema, list) or not schema or not all(isinstance(c, dict) and isinstance(c.get("name"), str)
+                                                             for c in schema):
+        raise click.ClickException('--table-schema must be a list of columns like [{"name": "Method", "type": '
+                                   '"string", "is_row_key": true}]')
+    for c in schema:
+        c.setdefault("type", "string")
+        if c["type"] not in ("string", "number", "boolean"):
+            raise click.ClickException(f"column {c['name']!r}: type must be string, number or boolean")
+    return schema
 
 
 @contextlib.contextmanager
@@ -164,11 +200,16 @@ def _engine_errors(settings):
 def _print_answer(engine, result, top: int, options: dict[str, str]) -> None:
     from lit3r.evidence import describe
 
-    read = result.read
-    if read.choice:
-        click.echo(f"Answer: {read.choice}) {options[read.choice]}")
-    if read.freeform:
-        click.echo(f"{'Answer' if not read.choice else 'Best evidence'}: {read.freeform}")
+    read, answer = result.read, result.submission()["answer"]
+    if "multiple_choice" in answer:
+        letter = answer["multiple_choice"]["gold"]
+        click.echo(f"Answer: {letter}) {options[letter]}")
+    if "freeform" in answer:
+        label = "Answer" if read.reader != "extractive" or "multiple_choice" not in answer else "Best evidence"
+        click.echo(f"{label}: {answer['freeform']['text']}")
+    if "table" in answer:
+        click.echo("Answer table:")
+        _print_table(answer["table"]["rows"])
     click.echo("\nSupporting papers:")
     for pid in read.papers:
         p = engine.graph.paper(pid)
@@ -181,9 +222,10 @@ def _print_answer(engine, result, top: int, options: dict[str, str]) -> None:
     click.echo(f"\nCandidates (top {min(top, len(result.candidates))} of {len(result.candidates)}):")
     for i, pid in enumerate(result.candidates[:top], start=1):
         click.echo(f"  {i:2d}. [{pid}] {engine.graph.paper(pid).title[:90]}")
+    for note in read.notes + result.problems:
+        click.echo(f"  note: {note}")
     t = result.timings
-    click.echo(f"\nTimings: load {t['load']:.2f} s, retrieve {t['retrieve']:.2f} s, relate {t['relate']:.2f} s, "
-               f"read {t['read']:.2f} s")
+    click.echo("\nTimings: " + ", ".join(f"{k} {t[k]:.2f} s" for k in ("load", "retrieve", "relate", "read") if k in t))
     if result.usage.calls or result.usage.cached:
         u = result.usage
         click.echo(f"LLM: {u.calls} calls ({u.cached} cached), {u.prompt_tokens}+{u.completion_tokens} tokens, "
@@ -221,22 +263,29 @@ def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optiona
               help="Gold JSONL (LitTraceQA validation format).")
 @click.option("--pred", "pred_file", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
               help="Submission JSONL.")
+@click.option("--traces", "traces_file", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
+              help="Trace JSONL with ranked candidates (default: PRED.traces.jsonl when it exists).")
+@click.option("--plot", "plot_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Save the candidate recall@k curves as a PNG (needs traces).")
 @click.option("--json", "as_json", is_flag=True, help="Print every metric (and per-question scores) as JSON.")
-def eval_cmd(gold_file: Path, pred_file: Path, as_json: bool) -> None:
-    """Score a submission with the official LitTraceQA metrics."""
-    from lit3r.evaluate import evaluate
+def eval_cmd(gold_file: Path, pred_file: Path, traces_file: Optional[Path], plot_file: Optional[Path],
+             as_json: bool) -> None:
+    """Score a submission with the official LitTraceQA metrics, plus candidate recall@k from the traces."""
+    from lit3r.evaluate import candidate_recall, evaluate, plot_recall
 
-    def read(path: Path) -> list[dict]:
-        rows = []
-        for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise click.ClickException(f"{path}:{no}: not valid JSON ({exc.msg}): fix the line") from None
-        return rows
-
-    res = evaluate(read(pred_file), read(gold_file))
+    golds = _read_jsonl(gold_file)
+    res = evaluate(_read_jsonl(pred_file), golds)
+    traces_file = traces_file or (pred_file.with_name(pred_file.name + ".traces.jsonl")
+                                  if pred_file.with_name(pred_file.name + ".traces.jsonl").is_file() else None)
+    if plot_file and not traces_file:
+        raise click.ClickException(f"no traces for --plot: pass --traces or keep {pred_file.name}.traces.jsonl "
+                                   "(written by `lit3r run`) next to the submission")
+    if traces_file:
+        res["candidate_recall"] = candidate_recall(_read_jsonl(traces_file), golds)
+    if plot_file:
+        rec = res["candidate_recall"]
+        curves = {"all": rec["overall"], **{f"family={k}": v for k, v in rec["by_task_family"].items()}}
+        plot_recall(curves, plot_file, f"Candidate recall@k ({rec['questions']} questions)")
     if as_json:
         click.echo(json.dumps(res, indent=2))
         return
@@ -252,6 +301,28 @@ def eval_cmd(gold_file: Path, pred_file: Path, as_json: bool) -> None:
     _print_table(rows)
     if res["missing_predictions"]:
         click.echo(f"{len(res['missing_predictions'])} gold question(s) had no prediction (scored as empty)")
+    if traces_file:
+        rec = res["candidate_recall"]
+        click.echo(f"\nCandidate recall@k from {traces_file.name}:")
+        groups = [("all", rec["overall"])] + [(f"{n[3:]}={k}", v) for n in ("by_task_family", "by_evidence_type")
+                                               for k, v in rec[n].items()]
+        _print_table([{"group": g, **{f"@{k}": fmt(v.get(str(k))) for k in rec["ks"]}} for g, v in groups])
+        if rec["missing_traces"]:
+            click.echo(f"{len(rec['missing_traces'])} gold question(s) had no trace (recall 0)")
+    if plot_file:
+        click.echo(f"recall@k plot saved to {plot_file}")
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    """JSON lines of ``path``; one-line error naming the bad line."""
+    rows = []
+    for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise click.ClickException(f"{path}:{no}: not valid JSON ({exc.msg}): fix the line") from None
+    return rows
 
 
 @main.command()

@@ -102,11 +102,23 @@ class RelateParams(BaseModel):
 
 
 class ReadParams(BaseModel):
-    """Offline extractive reader (issue 3); the LLM reader comes later."""
+    """The Read step (seed paper section 2.3). Extractive reader (LLM ``none``): ``papers``
+    candidates scored, ``max_evidence`` items, supporting papers within ``support_ratio`` of the
+    best. LLM reader: stage 1 reads ``llm_papers`` candidates (the seed system reads all 50),
+    ``chunks_per_paper`` chunks each cut to ``chunk_chars`` characters, ``concurrency`` calls at
+    once; stage 2 synthesises from at most ``synth_papers`` relevant papers. ``images``: send
+    figure/table crops (at most ``max_images`` per call) when the LLM accepts images."""
 
     papers: int = 10
     max_evidence: int = 3
     support_ratio: float = 0.85
+    llm_papers: int = Field(default=50, ge=1)
+    chunks_per_paper: int = Field(default=6, ge=1)
+    chunk_chars: int = Field(default=1200, ge=100)
+    concurrency: int = Field(default=8, ge=1)
+    synth_papers: int = Field(default=8, ge=1)
+    images: bool = True
+    max_images: int = Field(default=4, ge=0)
 
 
 class Neo4jSettings(BaseModel):
@@ -134,7 +146,8 @@ class LLMSettings(BaseModel):
     endpoint (``base_url``: vLLM, Ollama, llama.cpp server; ``azure_endpoint`` + ``api_version``:
     Azure OpenAI, ``model`` = deployment); ``api_key`` may also come from ``OPENAI_API_KEY``.
     ``local`` runs a GGUF in process (``model_path``; default the packaged SmolLM2-135M).
-    Prices are USD per 1M tokens (cost accounting only)."""
+    ``vision``: the endpoint accepts images (figure/table crops are then sent to the reader; a
+    refusal switches to text only). Prices are USD per 1M tokens (cost accounting only)."""
 
     provider: Literal["none", "local", "openai"] = "none"
     model: str = "gpt-4.1-mini"
@@ -144,6 +157,7 @@ class LLMSettings(BaseModel):
     api_version: Optional[str] = None
     model_path: Optional[str] = None
     json_mode: Literal["schema", "object_schema", "object", "none"] = "schema"
+    vision: bool = True
     timeout: float = 60.0
     retries: int = 3
     backoff: float = 1.0

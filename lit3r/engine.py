@@ -2,20 +2,26 @@
 
 Retrieve is :func:`lit3r.rounds.run_retrieve` (LLM decomposition and verification when an LLM
 is configured; one round with the question alone without); seeds for Relate = the verified
-evidence papers plus the top paper of Ranking A. ``Engine.ask`` returns the LitTraceQA submission
-object plus the ranked candidates and per-stage timings.
+evidence papers plus the top paper of Ranking A. Read is :class:`lit3r.read_llm.LLMReader` with
+an LLM, :class:`lit3r.read.ExtractiveReader` without. A fixed paper set (``papers=``) skips
+Retrieve and Relate. Every submission line is checked and repaired by
+:func:`lit3r.validate.validate_line`; its problems go to the trace. ``Engine.ask`` returns the
+LitTraceQA submission object plus the ranked candidates and per-stage timings.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from pathlib import Path
+from typing import Any, Optional, Sequence
 
 from lit3r.backends import open_stores
 from lit3r.config import Settings
 from lit3r.evidence import evidence_item
 from lit3r.read import ExtractiveReader, ReadResult
+from lit3r.read_llm import LLMReader
+from lit3r.validate import QuestionSpec, validate_line
 from lit3r.relate import RelateResult, candidates, relate
 from lit3r.llm import Usage
 from lit3r.retrieve import Retriever, SubqueryTrace
@@ -37,20 +43,28 @@ class AskResult:
     answer_types: tuple[str, ...] = ("freeform",)
     rounds: list[RoundTrace] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+    line: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
 
-    def submission(self) -> dict[str, Any]:
-        """The LitTraceQA submission line (../shared/docs/LITTRACEQA.md)."""
+    def raw_submission(self) -> dict[str, Any]:
+        """The reader's line before validation (evidence items carry their ``chunk_id``)."""
         answer: dict[str, Any] = {}
-        if "freeform" in self.answer_types and self.read.freeform is not None:
+        if self.read.freeform is not None:
             answer["freeform"] = {"text": self.read.freeform}
-        if "multiple_choice" in self.answer_types and self.read.choice is not None:
+        if self.read.choice is not None:
             answer["multiple_choice"] = {"gold": self.read.choice}
+        if self.read.rows is not None:
+            answer["table"] = {"rows": self.read.rows}
         return {
             "query_id": self.query_id,
             "gold_papers": [{"paper_id": p} for p in self.read.papers],
-            "evidence": [evidence_item(c) for c in self.read.evidence],
-            "answer": answer,
+            "evidence": [{**evidence_item(c), "chunk_id": c.chunk_id} for c in self.read.evidence],
+            "answer": {k: v for k, v in answer.items() if k in self.answer_types},
         }
+
+    def submission(self) -> dict[str, Any]:
+        """The validated LitTraceQA submission line (../shared/docs/LITTRACEQA.md)."""
+        return self.line
 
     def trace(self) -> dict[str, Any]:
         """Subqueries by round, verifier reports, pool sizes, LLM calls and tokens, timings."""
@@ -59,6 +73,9 @@ class AskResult:
             "subqueries": [{"query": t.query, "prf_query": t.prf_query, "pooled": len(t.pooled),
                             "seconds": t.seconds} for t in self.subqueries],
             "seeds": self.relate.seeds,
+            "reader": {"name": self.read.reader, "supporting": self.read.supporting, "facts": self.read.facts,
+                       "notes": self.read.notes},
+            "validation": self.problems,
             "llm": asdict(self.usage),
             "timings": self.timings,
         }
@@ -95,27 +112,55 @@ class Engine:
                                                query_prompt=m.query_prompt, dtype=m.dtype)
         reranker = make_reranker(m, self.encoder) if m.reranker == "cross-encoder" else None
         self.retriever = Retriever(self.index, self.graph, self.encoder, settings.retrieve, reranker)
-        self.reader = ExtractiveReader(self.graph, self.index, self.encoder, settings.read)
+        self.extractive = ExtractiveReader(self.graph, self.index, self.encoder, settings.read)
         self.llm = llm if llm is not None else make_llm(settings)
+        self.reader = LLMReader(self.extractive, self.llm, settings.read, Path(settings.home)) if self.llm \
+            else self.extractive
         self.load_seconds = time.perf_counter() - t
 
     def ask(self, question: str, *, options: Optional[dict[str, str]] = None, query_id: str = "q",
-            answer_types: Optional[tuple[str, ...]] = None) -> AskResult:
-        """Answer one question. ``options``: multiple-choice ``{label: text}``."""
+            answer_types: Optional[tuple[str, ...]] = None, table_schema: Optional[list[dict]] = None,
+            papers: Optional[Sequence[str]] = None) -> AskResult:
+        """Answer one question. ``options``: multiple-choice ``{label: text}``; ``table_schema``:
+        ``[{name, type, is_row_key}]`` for a table answer; ``papers``: a fixed paper set (Retrieve
+        and Relate are skipped, the reader reads those papers only). Raises ValueError for an
+        empty question or an unknown paper id."""
         if not question.strip():
             raise ValueError("the question is empty: pass a question in quotes")
+        types = tuple(answer_types or (("freeform", "multiple_choice") if options else ("freeform",)))
+        if table_schema and "table" not in types:
+            types += ("table",)
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        ret = run_retrieve(question, self.retriever, self.settings.retrieve, self.llm)
-        pool, a, traces, seeds = ret.pool, ret.ranking_a, ret.subqueries, ret.seeds
-        timings["retrieve"] = time.perf_counter() - t0
+        usage = Usage(**vars(self.llm.usage)) if self.llm else Usage()
+        if papers is not None:
+            known = set(self.graph.paper_ids())
+            unknown = [p for p in papers if p not in known]
+            if unknown or not papers:
+                raise ValueError(f"unknown paper id(s) {', '.join(unknown) or '(none given)'}: "
+                                 "list ids with `lit3r cypher \"MATCH (p:Paper) RETURN p.paper_id\"`")
+            pool, a, traces, rounds, cands = None, [], [], [], list(dict.fromkeys(papers))
+            rel = RelateResult([], [])
+        else:
+            ret = run_retrieve(question, self.retriever, self.settings.retrieve, self.llm)
+            pool, a, traces, rounds = ret.pool, ret.ranking_a, ret.subqueries, ret.rounds
+            timings["retrieve"] = time.perf_counter() - t0
+            t = time.perf_counter()
+            rel = relate(ret.seeds, self.graph, self.index, self.settings.relate) if ret.seeds else RelateResult([], [])
+            cands = candidates([p for p, _ in a], rel.ranking_b, self.settings.relate)
+            timings["relate"] = time.perf_counter() - t
         t = time.perf_counter()
-        rel = relate(seeds, self.graph, self.index, self.settings.relate) if seeds else RelateResult([], [])
-        cands = candidates([p for p, _ in a], rel.ranking_b, self.settings.relate)
-        timings["relate"] = time.perf_counter() - t
-        t = time.perf_counter()
-        read = self.reader.read(question, cands, pool=pool, options=options)
+        if isinstance(self.reader, LLMReader):
+            read = self.reader.read(question, cands, pool=pool, options=options, schema=table_schema,
+                                    answer_types=types)
+        else:
+            read = self.reader.read(question, cands, pool=pool, options=options, schema=table_schema)
         timings["read"] = time.perf_counter() - t
         timings["total"] = time.perf_counter() - t0
-        types = answer_types or (("freeform", "multiple_choice") if options else ("freeform",))
-        return AskResult(query_id, question, a, rel, cands, read, traces, timings, types, ret.rounds, ret.usage)
+        if self.llm:
+            for k in usage.__dataclass_fields__:
+                setattr(usage, k, getattr(self.llm.usage, k) - getattr(usage, k))
+        res = AskResult(query_id, question, a, rel, cands, read, traces, timings, types, rounds, usage)
+        spec = QuestionSpec(query_id, types, tuple(options or ()), list(table_schema or []))
+        res.line, res.problems = validate_line(res.raw_submission(), spec, cands, self.graph)
+        return res

@@ -38,7 +38,7 @@ def evidence_key(item: dict) -> Optional[tuple]:
     """``(paper_id, source_type, location, object_id)`` or None when the item does not count
     (no paper, no source type, or neither a location nor an object id). location = page, or
     section only when there is no page; text_span items have no object id."""
-    loc = item.get("locator") or {}
+    loc = item.get("locator") if isinstance(item.get("locator"), dict) else {}
     paper, stype = item.get("paper_id"), item.get("source_type")
     location = loc.get("page")
     location = str(int(location)) if isinstance(location, (int, float)) or (isinstance(location, str) and location.isdigit()) \
@@ -106,10 +106,10 @@ def score_question(pred: dict, gold: dict) -> dict[str, Any]:
     """All metrics of one question (``pred``: a submission line, ``gold``: a validation line)."""
     out: dict[str, Any] = {"query_id": gold["query_id"], "task_family": gold.get("task_family"),
                            "evidence_type": gold.get("primary_evidence_type")}
-    pp = {p["paper_id"] for p in pred.get("gold_papers", []) if p.get("paper_id")}
+    pp = {p["paper_id"] for p in pred.get("gold_papers") or [] if isinstance(p, dict) and p.get("paper_id")}
     gp = {p["paper_id"] for p in gold.get("gold_papers", []) if p.get("paper_id")}
     out["paper_p"], out["paper_r"], out["paper_f1"] = prf(pp, gp)
-    pe = {k for k in map(evidence_key, pred.get("evidence", [])) if k}
+    pe = {k for k in map(evidence_key, [e for e in pred.get("evidence") or [] if isinstance(e, dict)]) if k}
     ge = {k for k in map(evidence_key, gold.get("evidence", [])) if k}
     out["evidence_p"], out["evidence_r"], out["evidence_f1"] = prf(pe, ge)
     ga, pa = gold.get("answer", {}), pred.get("answer", {}) or {}
@@ -158,3 +158,68 @@ def evaluate(preds: Iterable[dict], golds: Iterable[dict]) -> dict[str, Any]:
     return {"overall": aggregate(rows),
             **{name: {k: aggregate(v) for k, v in sorted(g.items())} for name, g in groups.items()},
             "questions": rows, "missing_predictions": sorted(set(g["query_id"] for g in golds) - set(by_id))}
+
+
+#: Cut-offs of candidate recall@k (the seed paper reports 1/5/10/20/50).
+RECALL_KS = (1, 5, 10, 20, 50)
+
+
+def recall_at_k(candidates: list[str], gold: set[str], k: int) -> float:
+    """Share of the gold papers among the first ``k`` candidates (1.0 when there is no gold)."""
+    return len(gold & set(candidates[:k])) / len(gold) if gold else 1.0
+
+
+def candidate_recall(traces: Iterable[dict], golds: Iterable[dict], ks: tuple[int, ...] = RECALL_KS) -> dict[str, Any]:
+    """Candidate recall@k of the ranked candidates in ``traces`` (lines with ``query_id`` and
+    ``candidates``, as written by ``lit3r run``) against the gold papers: macro over questions,
+    overall and by task family and evidence type. A gold question without a trace counts 0.
+
+    Returns ``{"ks": [...], "overall": {k: r}, "by_task_family": {name: {k: r}},
+    "by_evidence_type": {...}, "questions": n, "missing_traces": [...]}`` (k as strings)."""
+    by_id = {t["query_id"]: t.get("candidates") or [] for t in traces if "query_id" in t}
+    golds = list(golds)
+    rows = []
+    for g in golds:
+        gold = {p["paper_id"] for p in g.get("gold_papers", []) if p.get("paper_id")}
+        cands = by_id.get(g["query_id"], [])
+        rows.append((g.get("task_family") or "unknown", g.get("primary_evidence_type") or "unknown",
+                     {str(k): recall_at_k(cands, gold, k) for k in ks}))
+
+    def avg(sel: list[dict]) -> dict[str, float]:
+        return {str(k): statistics.fmean(r[str(k)] for r in sel) for k in ks} if sel else {}
+
+    fam: dict[str, list] = defaultdict(list)
+    ev: dict[str, list] = defaultdict(list)
+    for f, e, r in rows:
+        fam[f].append(r)
+        ev[e].append(r)
+    return {"ks": list(ks), "overall": avg([r for _, _, r in rows]),
+            "by_task_family": {k: avg(v) for k, v in sorted(fam.items())},
+            "by_evidence_type": {k: avg(v) for k, v in sorted(ev.items())},
+            "questions": len(rows), "missing_traces": sorted(g["query_id"] for g in golds if g["query_id"] not in by_id)}
+
+
+def plot_recall(curves: dict[str, dict[str, float]], path, title: str = "Candidate recall@k") -> None:
+    """Save recall@k curves (``{label: {k: recall}}``, k as strings or ints) as a PNG at ``path``
+    (matplotlib, no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=120)
+    for label, curve in curves.items():
+        if curve:
+            ks = sorted(int(k) for k in curve)
+            ax.plot(ks, [curve[str(k)] if str(k) in curve else curve[k] for k in ks], marker="o", label=label)
+    ax.set_xscale("log")
+    ax.set_xticks(list(RECALL_KS), [str(k) for k in RECALL_KS])
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("k (candidates)")
+    ax.set_ylabel("recall@k")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +52,7 @@ class Chat(Protocol):
 
     name: str
     supports_images: bool
+    concurrent: bool
 
     def chat(self, messages: list[dict], schema: Optional[dict], max_tokens: int, temperature: float) -> Reply:
         """Raises TransientLLMError for retryable failures, LLMError for the others."""
@@ -89,6 +91,13 @@ class StructuredLLM:
     price_in: float = 0.0
     price_out: float = 0.0
     usage: Usage = field(default_factory=Usage)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def _count(self, **deltas: float) -> None:
+        """Add to the usage counters (calls may run in several threads)."""
+        with self._lock:
+            for k, v in deltas.items():
+                setattr(self.usage, k, getattr(self.usage, k) + v)
 
     def ask(self, messages: list[dict], model: type[M]) -> M:
         """The reply to ``messages`` parsed as ``model``. Raises LLMError when no valid reply
@@ -98,7 +107,7 @@ class StructuredLLM:
         cached = self._cache_get(key)
         if cached is not None:
             try:
-                self.usage.cached += 1
+                self._count(cached=1)
                 return model.model_validate_json(cached)
             except ValidationError:
                 pass
@@ -113,7 +122,7 @@ class StructuredLLM:
             try:
                 out = _parse(reply.text, model)
             except (ValidationError, ValueError) as exc2:
-                self.usage.failures += 1
+                self._count(failures=1)
                 raise LLMError(f"{self.chat.name} gave invalid JSON twice ({_first_line(exc2)}): "
                                "use a stronger model or check the endpoint") from None
         self._cache_put(key, out.model_dump_json())
@@ -130,14 +139,12 @@ class StructuredLLM:
                 with attempt:
                     reply = self.chat.chat(messages, schema, self.max_tokens, self.temperature)
         except TransientLLMError as exc:
-            self.usage.failures += 1
+            self._count(failures=1)
             raise LLMError(f"{self.chat.name}: still failing after {self.retries} retries ({exc})") from None
         finally:
-            self.usage.seconds += time.perf_counter() - t
-        self.usage.calls += 1
-        self.usage.prompt_tokens += reply.prompt_tokens
-        self.usage.completion_tokens += reply.completion_tokens
-        self.usage.cost_usd += (reply.prompt_tokens * self.price_in + reply.completion_tokens * self.price_out) / 1e6
+            self._count(seconds=time.perf_counter() - t)
+        self._count(calls=1, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
+                    cost_usd=(reply.prompt_tokens * self.price_in + reply.completion_tokens * self.price_out) / 1e6)
         return reply
 
     def _cache_get(self, key: str) -> Optional[str]:
@@ -180,13 +187,14 @@ class OpenAIChat:
     with a schema: llama.cpp server, vLLM), "object" (plain JSON mode) or "none".
     """
 
-    supports_images = True
+    concurrent = True  # HTTP calls may run in parallel
 
     def __init__(self, model: str, *, base_url: Optional[str] = None, api_key: Optional[str] = None,
                  azure_endpoint: Optional[str] = None, api_version: Optional[str] = None,
-                 timeout: float = 60.0, json_mode: str = "schema") -> None:
+                 timeout: float = 60.0, json_mode: str = "schema", vision: bool = True) -> None:
         import openai
 
+        self.supports_images = vision
         self.name = f"openai:{model}"
         self.model = model
         self.json_mode = json_mode
@@ -239,6 +247,7 @@ class LlamaCppChat:
     """llama.cpp in process (``llama_cpp.Llama``), JSON-schema constrained output."""
 
     supports_images = False
+    concurrent = False  # one llama.cpp context: calls run one at a time
 
     def __init__(self, model_path: Optional[str] = None, *, n_ctx: int = 8192, threads: Optional[int] = None) -> None:
         try:
@@ -271,7 +280,7 @@ def make_llm(settings) -> Optional[StructuredLLM]:
     else:
         chat = OpenAIChat(cfg.model, base_url=cfg.base_url, api_key=cfg.api_key or os.environ.get("OPENAI_API_KEY"),
                           azure_endpoint=cfg.azure_endpoint, api_version=cfg.api_version, timeout=cfg.timeout,
-                          json_mode=cfg.json_mode)
+                          json_mode=cfg.json_mode, vision=cfg.vision)
     cache = Path(settings.home) / "llm-cache" if cfg.cache else None
     return StructuredLLM(chat, cache, retries=cfg.retries, backoff=cfg.backoff, max_tokens=cfg.max_tokens,
                          temperature=cfg.temperature, price_in=cfg.price_in, price_out=cfg.price_out)

@@ -34,8 +34,10 @@ _NUM = re.compile(r"\d+(?:\.\d+)?")
 
 @dataclass
 class ReadResult:
-    """Reader output: supporting ``papers`` (best first), ``evidence`` chunks, the answers, and
-    ``paper_scores`` (best chunk score per read paper)."""
+    """Reader output: supporting ``papers`` (best first), ``evidence`` chunks, the answers
+    (``freeform`` text, MC ``choice`` letter, table ``rows``), ``paper_scores`` (best chunk score
+    per read paper), ``supporting`` chunk ids per paper, ``facts`` (LLM reader: value, unit,
+    paper, chunk), which ``reader`` answered and its ``notes`` (stage failures, fallbacks)."""
 
     papers: list[str]
     evidence: list[Chunk]
@@ -43,6 +45,11 @@ class ReadResult:
     choice: Optional[str] = None
     paper_scores: dict[str, float] = field(default_factory=dict)
     option_scores: dict[str, float] = field(default_factory=dict)
+    rows: Optional[list[dict]] = None
+    supporting: dict[str, list[str]] = field(default_factory=dict)
+    facts: list[dict] = field(default_factory=list)
+    reader: str = "extractive"
+    notes: list[str] = field(default_factory=list)
 
 
 class ExtractiveReader:
@@ -55,11 +62,10 @@ class ExtractiveReader:
         self.params = params
         self._row = {cid: i for i, cid in enumerate(index.chunk_ids)}
 
-    def read(self, question: str, candidates: Sequence[str], *, pool: Optional[Pool] = None,
-             options: Optional[dict[str, str]] = None, qvec: Optional[np.ndarray] = None) -> ReadResult:
-        """Answer ``question`` from ``candidates`` (paper ids, best first)."""
-        if not candidates:
-            return ReadResult([], [])
+    def score_chunks(self, question: str, candidates: Sequence[str], *, pool: Optional[Pool] = None,
+                     qvec: Optional[np.ndarray] = None, limit: Optional[int] = None) -> list[tuple[float, Chunk]]:
+        """Every chunk of the first ``limit`` (default ``read.papers``) candidates with its score
+        (module docstring), best first."""
         ask = ask_part(question)
         qv = self.encoder.encode_queries([question, ask])
         qvec = qv[0] if qvec is None else qvec
@@ -68,7 +74,7 @@ class ExtractiveReader:
         numeric_q = bool(_NUMERIC_Q.search(ask))
         named = named_objects(question)
         scored: list[tuple[float, Chunk]] = []
-        for rank, pid in enumerate(candidates[: self.params.papers]):
+        for rank, pid in enumerate(candidates[: limit or self.params.papers]):
             chunks = self.graph.chunks_of(pid)
             if not chunks:
                 continue
@@ -90,6 +96,19 @@ class ExtractiveReader:
                     s += 1.0  # the question names this object: "Figure 1 of ...", "reference [57]"
                 scored.append((s, c))
         scored.sort(key=lambda sc: -sc[0])
+        return scored
+
+    def read(self, question: str, candidates: Sequence[str], *, pool: Optional[Pool] = None,
+             options: Optional[dict[str, str]] = None, qvec: Optional[np.ndarray] = None,
+             schema: Optional[list[dict]] = None) -> ReadResult:
+        """Answer ``question`` from ``candidates`` (paper ids, best first). ``options``: MC
+        ``{label: text}``; ``schema``: table columns ``[{name, type, is_row_key}]``."""
+        if not candidates:
+            return ReadResult([], [])
+        ask = ask_part(question)
+        qtok, atok = set(tokenize(question)), set(tokenize(ask))
+        numeric_q = bool(_NUMERIC_Q.search(ask))
+        scored = self.score_chunks(question, candidates, pool=pool, qvec=qvec)
         best: dict[str, tuple[float, Chunk]] = {}
         for s, c in scored:
             best.setdefault(c.paper_id, (s, c))
@@ -113,6 +132,10 @@ class ExtractiveReader:
             result.freeform = max(line_score, key=lambda x: (x[0] + (0.2 if numeric_q and _NUM.search(x[1]) else 0)))[1][:400]
         if options:
             result.choice, result.option_scores = self._choose(options, line_score)
+        if schema:
+            result.rows = extractive_rows(question, schema, [c for _, c in scored if c.paper_id in chosen][:30],
+                                          {pid: self.graph.paper(pid).title for pid in chosen})
+        result.supporting = {pid: [c.chunk_id for c in evidence if c.paper_id == pid] for pid in chosen}
         return result
 
     def _choose(self, options: dict[str, str], line_score: list[tuple[float, str, set]]) -> tuple[str, dict[str, float]]:
@@ -172,3 +195,69 @@ def _lines(chunk: Chunk) -> list[str]:
         head = " ".join(rows[1:3]) if len(rows) > 2 else ""
         return [f"{r} ({head})" if head and "|" in r else r for r in rows]
     return [p.strip() for p in re.split(r"(?<=[.!?])\s+|\n", chunk.text) if len(p.strip()) > 3] or [chunk.text]
+
+
+_PAPER_COLUMN = re.compile(r"\b(paper|title|work|publication|article|study)\b", re.I)
+_LIST_SPAN = re.compile(r"((?:[^,?;:]{1,60},\s*){1,}(?:and\s+|or\s+)?[^,?;:]{1,60})")
+_LEAD = re.compile(r"^.*\b(?:for|of|on|in|between|from|among|to)\s+", re.I)
+_TRAIL = re.compile(r"\s+(?:as|given|with|under|when|reported|respectively|in|on|at|using)\b.*$", re.I)
+
+
+_NOT_NAME = re.compile(r"\b(what|which|each|it|all|who|how|the|their|they|this|these)\b", re.I)
+
+
+def question_entities(question: str) -> list[str]:
+    """The names a question lists: "... on CIFAR-10 for TCM, sCT, ECM-XL (100k iterations), and
+    IMM?" -> ["TCM", "sCT", "ECM-XL", "IMM"]. Empty when the question lists nothing."""
+    best: list[str] = []
+    for m in _LIST_SPAN.finditer(re.sub(r"\s*\([^()]*\)", "", question)):
+        parts = [p.strip() for p in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", m.group(1)) if p.strip()]
+        if len(parts) < 2:
+            continue
+        parts[0] = _LEAD.sub("", parts[0])
+        parts[-1] = _TRAIL.sub("", parts[-1]).rstrip("?.! ")
+        names = [n for n in parts if 0 < len(n) <= 40 and len(n.split()) <= 4 and re.search(r"[A-Z0-9]", n)
+                 and not _NOT_NAME.search(n)]
+        if len(names) >= 2 and len(names) > len(best):
+            best = names
+    return best
+
+
+def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titles: dict[str, str]) -> list[dict]:
+    """Table rows without an LLM (a baseline): the row keys are the supporting papers' titles when
+    the key column names a paper, else the names the question lists, else each supporting paper's
+    short name; a non-key cell is the first number (number columns) or the rest of the line
+    (string columns) after the row key in the best-scored ``chunks`` (tables first), empty when
+    no line names the key."""
+    keys = [c for c in schema if c.get("is_row_key")] or schema[:1]
+    others = [c for c in schema if c not in keys]
+    key = keys[0]["name"]
+    lines = [(ln, c.paper_id) for c in sorted(chunks, key=lambda c: c.kind != "table") for ln in _lines(c)]
+    rows: list[dict] = []
+    if _PAPER_COLUMN.search(key):
+        for pid, title in titles.items():
+            row = {key: title}
+            best = [ln for ln, p in lines if p == pid]
+            for col in others:
+                ctok = set(tokenize(col["name"]))
+                ln = max(best, key=lambda x: _overlap(ctok, set(tokenize(x))), default="")
+                row[col["name"]] = _cell(ln, col)
+            rows.append(row)
+        return rows
+    names = question_entities(question) or [t.split(":")[0].strip()[:60] for t in titles.values()]
+    for name in names:
+        row = {key: name}
+        pat = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
+        hit = next((ln for ln, _ in lines if pat.search(ln)), "")
+        rest = pat.split(hit, maxsplit=1)[-1] if hit else ""
+        for col in others:
+            row[col["name"]] = _cell(rest, col)
+        rows.append(row)
+    return rows
+
+
+def _cell(text: str, col: dict) -> object:
+    if col.get("type") == "number":
+        m = _NUM.search(text)
+        return float(m.group(0)) if m else None
+    return " ".join(text.split()).strip(" |:")[:80]

@@ -74,3 +74,24 @@ def test_gold_scores_itself_as_one_on_the_validation_set():
     o = evaluate(preds, golds)["overall"]
     for k in ("paper_f1", "evidence_f1", "mc_acc", "freeform_em", "row_f1", "cell_acc_macro", "cell_acc_micro", "overall"):
         assert o[k] == pytest.approx(1.0), k
+
+
+def test_candidate_recall_from_traces_by_family(tmp_path):
+    from lit3r.evaluate import candidate_recall, plot_recall
+
+    golds = [{"query_id": "a", "task_family": "single", "primary_evidence_type": "table",
+              "gold_papers": [{"paper_id": "p1"}]},
+             {"query_id": "b", "task_family": "multi", "primary_evidence_type": "figure",
+              "gold_papers": [{"paper_id": "p1"}, {"paper_id": "p2"}, {"paper_id": "p3"}, {"paper_id": "p4"}]},
+             {"query_id": "c", "task_family": "multi", "gold_papers": [{"paper_id": "p9"}]}]
+    traces = [{"query_id": "a", "candidates": ["p0", "p1"]},
+              {"query_id": "b", "candidates": ["p2", "x", "x", "x", "x", "p3"] + ["y"] * 14 + ["p4"]},
+              {"query_id": "zzz", "candidates": ["p9"]}]
+    rec = candidate_recall(traces, golds)
+    assert rec["by_task_family"]["single"] == {"1": 0.0, "5": 1.0, "10": 1.0, "20": 1.0, "50": 1.0}
+    assert rec["by_task_family"]["multi"] == {"1": 0.125, "5": 0.125, "10": 0.25, "20": 0.25, "50": 0.375}
+    assert rec["overall"]["50"] == (1.0 + 0.75 + 0.0) / 3
+    assert rec["by_evidence_type"]["unknown"]["50"] == 0.0 and rec["missing_traces"] == ["c"]
+    png = tmp_path / "recall.png"
+    plot_recall({"all": rec["overall"], "multi": rec["by_task_family"]["multi"]}, png)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000

@@ -35,7 +35,7 @@ def test_paper_and_reference_validation():
     src = Source(file="a.pdf", sha256="0" * 64)
     assert Paper(paper_id="a", source=src, n_pages=3).model_dump(mode="json")["n_pages"] == 3
     with pytest.raises(ValidationError):
-        Paper(paper_id="a", source=src, n_pages=0)
+        Paper(paper_id="a", source=src, n_pages=-1)
     with pytest.raises(ValidationError):
         Source(file="a.pdf", sha256="xyz")
     with pytest.raises(ValidationError):

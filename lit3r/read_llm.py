@@ -1,0 +1,241 @@
+"""The LLM reader: local reading per candidate paper, then cross-paper synthesis (seed paper
+section 2.3; DESIGN.md "Read").
+
+Stage 1, local reading: for each of the first ``read.llm_papers`` candidates (bounded
+concurrency), the ``read.chunks_per_paper`` chunks of that paper that the extractive scorer
+ranks best (cut to ``read.chunk_chars`` characters; figure/table crops attached when the LLM
+accepts images) go to the LLM, which judges relevance and sufficiency and names the supporting
+chunks and the facts (value, unit, what it measures, source chunk).
+
+Stage 2, synthesis: the supporting chunks and facts of the relevant papers (candidate order, at
+most ``read.synth_papers``) go to one call that returns the supporting papers, the evidence
+chunks and the requested answers: free text (calculations and comparisons included), the
+multiple-choice letter (constrained to the option labels) and table rows (one JSON field per
+schema column, typed).
+
+The LLM names chunks by short labels (P1.., E1..) that are mapped back to stored chunk ids, so it
+cannot invent a locator. Failures fall back to the extractive reader, per stage and per answer
+field, and are recorded in ``ReadResult.notes``.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Literal, Optional, Sequence, Union
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from graph.records import Chunk
+from lit3r.config import ReadParams
+from lit3r.fusion import Pool
+from lit3r.llm import LLMError, StructuredLLM
+from lit3r.prompts import render
+from lit3r.read import ExtractiveReader, ReadResult
+
+
+class Fact(BaseModel):
+    """A value or statement found by stage 1."""
+
+    value: Union[str, float] = ""
+    unit: str = ""
+    what: str = ""
+    passage: str = ""
+
+
+class PaperReading(BaseModel):
+    """Stage 1 output for one paper."""
+
+    relevant: bool = False
+    sufficient: bool = False
+    supporting: list[str] = Field(default_factory=list, max_length=8)
+    facts: list[Fact] = Field(default_factory=list, max_length=6)
+
+
+_COLUMN_TYPES = {"number": Optional[float], "boolean": Optional[bool], "string": str}
+
+
+def synthesis_model(answer_types: Sequence[str], labels: Sequence[str] = (),
+                    schema: Optional[list[dict]] = None) -> type[BaseModel]:
+    """The stage-2 reply model for one question: ``papers``, ``evidence`` and only the requested
+    answer fields (``answer`` text; ``choice`` constrained to ``labels``; ``rows`` with one
+    typed field per schema column, named exactly as the column)."""
+    fields: dict[str, Any] = {"papers": (list[str], Field(default_factory=list, max_length=10)),
+                              "evidence": (list[str], Field(default_factory=list, max_length=10))}
+    if "freeform" in answer_types:
+        fields["answer"] = (str, "")
+    if "multiple_choice" in answer_types and labels:
+        fields["choice"] = (Literal[tuple(labels)], ...)  # type: ignore[valid-type]
+    if "table" in answer_types and schema:
+        cols = {f"c{i}": (_COLUMN_TYPES.get(c.get("type", "string"), str), Field(alias=c["name"]))
+                for i, c in enumerate(schema)}
+        row = create_model("Row", __config__=ConfigDict(populate_by_name=True), **cols)
+        fields["rows"] = (list[row], Field(default_factory=list, max_length=30))
+    return create_model("Synthesis", **fields)
+
+
+def image_part(path: Path) -> dict:
+    """An OpenAI ``image_url`` content part holding the PNG at ``path`` as a data URL."""
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}
+
+
+def user_message(text: str, chunks: Sequence[Chunk], image_root: Optional[Path], max_images: int) -> dict:
+    """A user message: plain text, or text plus the crops of the figure/table ``chunks`` that have
+    one under ``image_root`` (at most ``max_images``; None or 0 sends text only)."""
+    parts = []
+    if image_root is not None and max_images > 0:
+        for c in chunks:
+            if c.kind in ("figure", "table") and c.image and (image_root / c.image).is_file():
+                parts.append(image_part(image_root / c.image))
+                if len(parts) >= max_images:
+                    break
+    if not parts:
+        return {"role": "user", "content": text}
+    return {"role": "user", "content": [{"type": "text", "text": text}, *parts]}
+
+
+def _label(c: Chunk) -> str:
+    return ", ".join(x for x in (c.kind, f"page {c.page}", c.object_id or "", c.section or "") if x)
+
+
+class LLMReader:
+    """Stage 1 + stage 2 with ``llm`` (see the module docstring). ``extractive`` scores chunks and
+    answers whatever the LLM could not; ``image_root`` is the corpus folder (crops are stored
+    relative to it)."""
+
+    def __init__(self, extractive: ExtractiveReader, llm: StructuredLLM, params: ReadParams,
+                 image_root: Optional[Path] = None) -> None:
+        self.extractive = extractive
+        self.graph = extractive.graph
+        self.llm = llm
+        self.params = params
+        self.images = image_root if (params.images and getattr(llm.chat, "supports_images", False)) else None
+        self._no_images = threading.Event()
+
+    def read(self, question: str, candidates: Sequence[str], *, pool: Optional[Pool] = None,
+             options: Optional[dict[str, str]] = None, schema: Optional[list[dict]] = None,
+             answer_types: Sequence[str] = ("freeform",)) -> ReadResult:
+        """Answer ``question`` from ``candidates`` (paper ids, best first); never raises for LLM
+        failures (the extractive answer fills in)."""
+        fallback = self.extractive.read(question, candidates, pool=pool, options=options, schema=schema)
+        if not candidates:
+            return fallback
+        read_ids = list(candidates[: self.params.llm_papers])
+        scored = self.extractive.score_chunks(question, read_ids, pool=pool, limit=len(read_ids))
+        per_paper: dict[str, list[Chunk]] = {pid: [] for pid in read_ids}
+        for _, c in scored:
+            if len(per_paper[c.paper_id]) < self.params.chunks_per_paper:
+                per_paper[c.paper_id].append(c)
+        notes: list[str] = []
+        workers = self.params.concurrency if getattr(self.llm.chat, "concurrent", True) else 1
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as ex:
+            readings = list(ex.map(lambda pid: self._read_paper(question, pid, per_paper[pid]), read_ids))
+        relevant: list[tuple[str, list[Chunk], list[Fact]]] = []
+        for pid, (reading, error) in zip(read_ids, readings):
+            if error:
+                notes.append(f"stage 1 {pid}: {error}")
+                continue
+            if reading.relevant and per_paper[pid]:
+                labels = {f"P{i + 1}": c for i, c in enumerate(per_paper[pid])}
+                support = [labels[s] for s in reading.supporting if s in labels] or per_paper[pid][:2]
+                relevant.append((pid, support, reading.facts))
+        if not relevant:
+            notes.append("stage 1 found no relevant paper: the extractive reader's papers are read")
+            relevant = [(pid, [c for c in fallback.evidence if c.paper_id == pid] or per_paper.get(pid, [])[:2], [])
+                        for pid in fallback.papers]
+        relevant = relevant[: self.params.synth_papers]
+        result = ReadResult(fallback.papers, fallback.evidence, fallback.freeform, fallback.choice,
+                            paper_scores=fallback.paper_scores, option_scores=fallback.option_scores,
+                            rows=fallback.rows, reader="llm", notes=notes)
+        result.supporting = {pid: [c.chunk_id for c in sup] for pid, sup, _ in relevant}
+        try:
+            self._synthesize(question, relevant, options, schema, answer_types, result)
+        except LLMError as exc:
+            result.reader = "llm stage 1 + extractive"
+            notes.append(f"stage 2: {exc}; the extractive answer is kept")
+        return result
+
+    def _ask(self, text: str, chunks: Sequence[Chunk], model: type[BaseModel]):
+        if self.images is not None and not self._no_images.is_set():
+            msg = user_message(text, chunks, self.images, self.params.max_images)
+            if isinstance(msg["content"], list):
+                try:
+                    return self.llm.ask([msg], model)
+                except LLMError:
+                    self._no_images.set()  # the endpoint refuses images: text only from now on
+        return self.llm.ask([{"role": "user", "content": text}], model)
+
+    def _read_paper(self, question: str, pid: str, chunks: list[Chunk]) -> tuple[PaperReading, Optional[str]]:
+        if not chunks:
+            return PaperReading(), None
+        p = self.graph.paper(pid)
+        venue = " ".join(str(x) for x in (p.venue, p.year) if x)
+        passages = "\n\n".join(f"[P{i + 1}] ({_label(c)}) {c.text[: self.params.chunk_chars]}"
+                               for i, c in enumerate(chunks))
+        text = render("read_paper", question=question, paper_id=pid, title=p.title,
+                      venue=f" ({venue})" if venue else "", passages=passages)
+        try:
+            return self._ask(text, chunks, PaperReading), None
+        except LLMError as exc:
+            return PaperReading(), str(exc)
+
+    def _synthesize(self, question: str, relevant: list[tuple[str, list[Chunk], list[Fact]]],
+                    options: Optional[dict[str, str]], schema: Optional[list[dict]],
+                    answer_types: Sequence[str], result: ReadResult) -> None:
+        labels: dict[str, Chunk] = {}
+        blocks = []
+        for pid, support, facts in relevant:
+            p = self.graph.paper(pid)
+            lines = [f"[{pid}] {p.title}"]
+            for c in support:
+                lab = f"E{len(labels) + 1}"
+                labels[lab] = c
+                lines.append(f"  [{lab}] ({_label(c)}) {c.text[: self.params.chunk_chars]}")
+            for f in facts:
+                src = f" ({f.passage})" if f.passage else ""
+                lines.append(f"  fact: {f.what}: {f.value} {f.unit}".rstrip() + src)
+            blocks.append("\n".join(lines))
+        types = [t for t in answer_types if t != "multiple_choice" or options]
+        types = [t for t in types if t != "table" or schema]
+        model = synthesis_model(types, list(options or {}), schema)
+        opts = "".join(f"\n  {k}. {v}" for k, v in (options or {}).items())
+        cols = "; ".join(f"{c['name']} ({c.get('type', 'string')}{', row key' if c.get('is_row_key') else ''})"
+                         for c in schema or [])
+        fields = []
+        if "freeform" in types:
+            fields.append('- "answer": the answer as a short text (a value with its unit, a name, or a sentence);')
+        if "multiple_choice" in types:
+            fields.append('- "choice": the letter of the correct option;')
+        if "table" in types:
+            fields.append('- "rows": the answer table, one object per row with exactly the columns above;')
+        text = render("synthesize", question=question,
+                      options=f"Options:{opts}\n" if opts else "",
+                      schema=f"Answer table columns: {cols}\n" if cols else "",
+                      evidence="\n\n".join(blocks), fields="\n".join(fields))
+        out = self._ask(text, list(labels.values()), model)
+        evidence = [labels[e] for e in dict.fromkeys(out.evidence) if e in labels]
+        known = {pid for pid, _, _ in relevant}
+        papers = [p for p in dict.fromkeys(out.papers) if p in known]
+        papers += [c.paper_id for c in evidence if c.paper_id not in papers]
+        if not papers:
+            papers = [relevant[0][0]]
+            result.notes.append("stage 2 named no supporting paper: the first relevant paper is kept")
+        if not evidence:
+            evidence = [c for pid, sup, _ in relevant if pid in papers for c in sup[:1]]
+        result.papers, result.evidence = papers, evidence[: max(self.params.max_evidence, len(papers))]
+        if "freeform" in types:
+            if out.answer.strip():
+                result.freeform = out.answer.strip()
+            else:
+                result.notes.append("stage 2 gave no free-text answer: the extractive one is kept")
+        if "multiple_choice" in types:
+            result.choice = out.choice
+        if "table" in types:
+            if out.rows:
+                result.rows = [r.model_dump(by_alias=True) for r in out.rows]
+            else:
+                result.notes.append("stage 2 gave no table rows: the extractive rows are kept")
+        result.facts = [{"paper_id": pid, **f.model_dump()} for pid, _, facts in relevant for f in facts]

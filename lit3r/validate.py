@@ -1,0 +1,249 @@
+"""Deterministic validation and repair of a submission line (DESIGN.md "Read": every locator must
+point at a real chunk of a selected paper; seed paper section 2.3, output checks).
+
+Whatever the reader (extractive or LLM) produced, the line that leaves the system obeys
+../shared/docs/LITTRACEQA.md:
+
+- ``gold_papers``: paper ids among the candidates, without duplicates, only the ``paper_id`` key;
+- ``evidence``: every item is rebuilt from a stored chunk of a selected paper (physical page,
+  object ids normalised like "Table 4", ``source_type`` from the chunk kind, citation_context for
+  reference entries, only the allowed locator keys); an item whose paper is a candidate but not
+  selected adds that paper; items that match no stored chunk are dropped; duplicates (same
+  official evidence key) are dropped;
+- ``answer``: only the requested answer types; the multiple-choice letter is one of the option
+  labels; table rows keep the schema's columns, in schema order, with values cast to the column
+  types (numbers without ``%`` or thousands separators, booleans), rows without a key and
+  duplicate keys dropped.
+
+Each repair is reported as one line in ``problems`` (the trace keeps them per question).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+from graph.records import Chunk
+from lit3r.evaluate import evidence_key, normalize_text, object_id
+from lit3r.evidence import evidence_item
+
+ANSWER_TYPES = ("freeform", "multiple_choice", "table")
+
+
+@dataclass
+class QuestionSpec:
+    """What a question asks for: ``answer_types``, MC option ``labels``, the table ``schema``
+    (list of ``{name, type, is_row_key}``)."""
+
+    query_id: str
+    answer_types: tuple[str, ...] = ("freeform",)
+    labels: tuple[str, ...] = ()
+    schema: list[dict] = field(default_factory=list)
+
+    @classmethod
+    def from_input(cls, row: dict) -> "QuestionSpec":
+        """From a LitTraceQA input line (``multiple_choice_options`` as a list of ``{label, text}``
+        or a ``{label: text}`` dict)."""
+        opts = row.get("multiple_choice_options") or []
+        labels = tuple(o["label"] for o in opts) if isinstance(opts, list) else tuple(opts)
+        return cls(row["query_id"], tuple(row.get("answer_types") or ("freeform",)), labels,
+                   list(row.get("table_schema") or []))
+
+
+def validate_line(line: dict, spec: QuestionSpec, candidates: Sequence[str], graph) -> tuple[dict, list[str]]:
+    """Repair ``line`` (a submission object, evidence items may carry an internal ``chunk_id``)
+    against ``spec``, the ``candidates`` (paper ids) and the stored chunks of ``graph``.
+
+    Returns ``(clean_line, problems)``; never raises for bad content (only for a ``graph`` that
+    fails)."""
+    problems: list[str] = []
+    cand = list(dict.fromkeys(candidates))
+    cand_set = set(cand)
+    papers: list[str] = []
+    for p in line.get("gold_papers") or []:
+        pid = p.get("paper_id") if isinstance(p, dict) else p
+        if pid in cand_set and pid not in papers:
+            papers.append(pid)
+        elif pid not in cand_set:
+            problems.append(f"paper {pid!r} is not a candidate: dropped")
+    chunks_cache: dict[str, list[Chunk]] = {}
+
+    def chunks_of(pid: str) -> list[Chunk]:
+        if pid not in chunks_cache:
+            chunks_cache[pid] = graph.chunks_of(pid)
+        return chunks_cache[pid]
+
+    evidence, keys = [], set()
+    for item in line.get("evidence") or []:
+        pid = item.get("paper_id") if isinstance(item, dict) else None
+        if pid not in cand_set:
+            problems.append(f"evidence on {pid!r}, not a candidate: dropped")
+            continue
+        chunk = _match_chunk(item, chunks_of(pid))
+        if chunk is None:
+            problems.append(f"evidence {_short(item)} matches no stored chunk of {pid}: dropped")
+            continue
+        if pid not in papers:
+            papers.append(pid)
+            problems.append(f"paper {pid} added: its chunk is cited as evidence")
+        clean = evidence_item(chunk)
+        key = evidence_key(clean)
+        if key in keys:
+            continue
+        keys.add(key)
+        if _changed(item, clean):
+            problems.append(f"evidence {_short(item)} rebuilt from chunk {chunk.chunk_id}")
+        evidence.append(clean)
+    answer = _answer(line.get("answer") or {}, spec, problems)
+    out = {"query_id": spec.query_id, "gold_papers": [{"paper_id": p} for p in papers],
+           "evidence": evidence, "answer": answer}
+    if line.get("query_id") not in (None, spec.query_id):
+        problems.append(f"query_id {line.get('query_id')!r} replaced by {spec.query_id!r}")
+    return out, problems
+
+
+def _short(item: Any) -> str:
+    if not isinstance(item, dict):
+        return repr(item)[:60]
+    loc = item.get("locator") or {}
+    return f"({item.get('source_type')}, {', '.join(f'{k}={v}' for k, v in loc.items() if k != 'section')})"[:100]
+
+
+def _changed(item: dict, clean: dict) -> bool:
+    loc = {k: v for k, v in (item.get("locator") or {}).items()}
+    return item.get("source_type") != clean["source_type"] or any(
+        str(loc.get(k)) != str(v) for k, v in clean["locator"].items() if k != "section")
+
+
+def _page(loc: dict) -> Optional[int]:
+    try:
+        return int(loc.get("page"))
+    except (TypeError, ValueError):
+        return None
+
+
+def _match_chunk(item: dict, chunks: list[Chunk]) -> Optional[Chunk]:
+    """The stored chunk an evidence item points at: its ``chunk_id``; else its object id (on its
+    page when the object spans several chunks); else a text chunk on its page."""
+    if not chunks:
+        return None
+    if item.get("chunk_id"):
+        hit = next((c for c in chunks if c.chunk_id == item["chunk_id"]), None)
+        if hit is not None:
+            return hit
+    loc = item.get("locator") or {}
+    page = _page(loc)
+    obj = _ABBREV.sub(lambda m: _FULL[m.group(1).lower().rstrip(".")] + " ", object_id(loc))
+    obj = " ".join(re.sub(r"[()\[\]]", " ", obj).split())
+    if obj:
+        same = [c for c in chunks if c.object_id and _norm_obj(c.object_id) == obj]
+        if same:
+            return next((c for c in same if c.page == page), same[0])
+    if page is not None:
+        on_page = [c for c in chunks if c.page == page]
+        text = [c for c in on_page if c.kind == "text" and not (c.object_id or "").startswith("Citation")]
+        return (text or on_page or [None])[0]
+    return None
+
+
+_FULL = {"fig": "figure", "tab": "table", "eq": "equation", "eqn": "equation", "alg": "algorithm", "ref": "citation"}
+_ABBREV = re.compile(r"^(fig\.?|tab\.?|eqn?\.?|alg\.?|ref\.?)\s*(?=\(?\d)", re.I)
+
+
+def _norm_obj(obj: str) -> str:
+    """A stored object id ("Table 4", "Citation 57") in the metric's form ("table 4")."""
+    return " ".join(obj.split()).lower()
+
+
+def _answer(answer: dict, spec: QuestionSpec, problems: list[str]) -> dict:
+    out: dict[str, Any] = {}
+    for k in answer:
+        if k not in spec.answer_types:
+            problems.append(f"answer type {k!r} was not requested: dropped")
+    if "freeform" in spec.answer_types:
+        text = (answer.get("freeform") or {}).get("text") if isinstance(answer.get("freeform"), dict) else None
+        if isinstance(text, (int, float)) and not isinstance(text, bool):
+            text = str(text)
+        if isinstance(text, str) and text.strip():
+            out["freeform"] = {"text": " ".join(text.split())}
+        else:
+            problems.append("no freeform answer")
+    if "multiple_choice" in spec.answer_types:
+        mc = answer.get("multiple_choice")
+        letter = str((mc or {}).get("gold", "") if isinstance(mc, dict) else "").strip().upper().strip("().")
+        if letter and (not spec.labels or letter in spec.labels):
+            out["multiple_choice"] = {"gold": letter}
+        else:
+            problems.append(f"multiple-choice letter {letter or 'missing'!r} is not one of "
+                            f"{', '.join(spec.labels) or 'the options'}: dropped")
+    if "table" in spec.answer_types:
+        rows = (answer.get("table") or {}).get("rows") if isinstance(answer.get("table"), dict) else None
+        out["table"] = {"rows": table_rows(rows or [], spec.schema, problems)}
+        if not out["table"]["rows"]:
+            problems.append("no table rows")
+    return out
+
+
+def table_rows(rows: list, schema: list[dict], problems: list[str]) -> list[dict]:
+    """Rows restricted to the schema's columns (schema order), values cast to the column types;
+    rows without a key value and rows with a duplicate key are dropped. Without a schema the
+    rows pass with string values."""
+    if not schema:
+        return [{str(k): v for k, v in r.items()} for r in rows if isinstance(r, dict)]
+    names = [c["name"] for c in schema]
+    keys = [c["name"] for c in schema if c.get("is_row_key")] or names[:1]
+    by_norm = {normalize_text(n): n for n in names}
+    out, seen = [], set()
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            problems.append(f"table row {i + 1} is not an object: dropped")
+            continue
+        fixed: dict[str, Any] = {}
+        for k, v in row.items():
+            name = k if k in names else by_norm.get(normalize_text(k))
+            if name is None:
+                problems.append(f"table row {i + 1}: column {k!r} is not in the schema: dropped")
+                continue
+            fixed[name] = v
+        for col in schema:
+            fixed[col["name"]] = _cast(fixed.get(col["name"]), col.get("type", "string"), i, col["name"], problems)
+        key = tuple(normalize_text(fixed[k]) for k in keys)
+        if not all(key):
+            problems.append(f"table row {i + 1}: no value for the key column(s) {', '.join(keys)}: dropped")
+            continue
+        if key in seen:
+            problems.append(f"table row {i + 1}: duplicate key {key}: dropped")
+            continue
+        seen.add(key)
+        out.append({n: fixed[n] for n in names})
+    return out
+
+
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def _cast(value: Any, col_type: str, i: int, name: str, problems: list[str]) -> Any:
+    if value is None:
+        return None if col_type == "number" else ("" if col_type == "string" else None)
+    if col_type == "number":
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value
+        text = str(value).replace(",", "").replace("%", "").strip()
+        m = _NUMBER.fullmatch(text) or _NUMBER.match(text)
+        if m:
+            num = float(m.group(0))
+            return int(num) if num.is_integer() and "." not in m.group(0) else num
+        problems.append(f"table row {i + 1}: {name!r} = {str(value)[:40]!r} is not a number: kept as text")
+        return str(value)
+    if col_type == "boolean":
+        if isinstance(value, bool):
+            return value
+        low = str(value).strip().lower()
+        if low in ("true", "yes", "y", "1"):
+            return True
+        if low in ("false", "no", "n", "0"):
+            return False
+        problems.append(f"table row {i + 1}: {name!r} = {str(value)[:40]!r} is not a boolean: kept as text")
+        return str(value)
+    return " ".join(str(value).split())
