@@ -120,11 +120,12 @@ class Engine:
 
     def ask(self, question: str, *, options: Optional[dict[str, str]] = None, query_id: str = "q",
             answer_types: Optional[tuple[str, ...]] = None, table_schema: Optional[list[dict]] = None,
-            papers: Optional[Sequence[str]] = None) -> AskResult:
+            papers: Optional[Sequence[str]] = None, answer: bool = True) -> AskResult:
         """Answer one question. ``options``: multiple-choice ``{label: text}``; ``table_schema``:
         ``[{name, type, is_row_key}]`` for a table answer; ``papers``: a fixed paper set (Retrieve
-        and Relate are skipped, the reader reads those papers only). Raises ValueError for an
-        empty question or an unknown paper id."""
+        and Relate are skipped, the reader reads those papers only); ``answer`` False stops after
+        Relate (retrieval only: candidates and rankings, an empty submission line). Raises
+        ValueError for an empty question or an unknown paper id."""
         if not question.strip():
             raise ValueError("the question is empty: pass a question in quotes")
         types = tuple(answer_types or (("freeform", "multiple_choice") if options else ("freeform",)))
@@ -150,7 +151,9 @@ class Engine:
             cands = candidates([p for p, _ in a], rel.ranking_b, self.settings.relate)
             timings["relate"] = time.perf_counter() - t
         t = time.perf_counter()
-        if isinstance(self.reader, LLMReader):
+        if not answer:
+            read = ReadResult([], [], reader="none (retrieval only)")
+        elif isinstance(self.reader, LLMReader):
             read = self.reader.read(question, cands, pool=pool, options=options, schema=table_schema,
                                     answer_types=types)
         else:

@@ -125,7 +125,8 @@ def _page(loc: dict) -> Optional[int]:
 
 def _match_chunk(item: dict, chunks: list[Chunk]) -> Optional[Chunk]:
     """The stored chunk an evidence item points at: its ``chunk_id``; else its object id (on its
-    page when the object spans several chunks); else a text chunk on its page."""
+    page when the object spans several chunks); else a text chunk on its page (in its section
+    when it names one)."""
     if not chunks:
         return None
     if item.get("chunk_id"):
@@ -143,7 +144,8 @@ def _match_chunk(item: dict, chunks: list[Chunk]) -> Optional[Chunk]:
     if page is not None:
         on_page = [c for c in chunks if c.page == page]
         text = [c for c in on_page if c.kind == "text" and not (c.object_id or "").startswith("Citation")]
-        return (text or on_page or [None])[0]
+        same_section = [c for c in text if loc.get("section") and c.section == loc.get("section")]
+        return (same_section or text or on_page or [None])[0]
     return None
 
 

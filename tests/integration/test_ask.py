@@ -109,3 +109,42 @@ def test_cross_encoder_reranker_path(subset_home, tiny_cross_encoder):
     settings = load_settings(home=home, models={"reranker": "cross-encoder", "reranker_model": tiny_cross_encoder})
     res = Engine(settings).ask("attention model paper question", query_id="ce")
     assert res.candidates and len(res.subqueries[0].pooled) == 20
+
+
+def test_fixed_papers_skip_retrieval(engine):
+    res = engine.ask("Which attention pattern does Big Bird combine?", papers=["2007.14062", "1706.03762"])
+    assert res.candidates == ["2007.14062", "1706.03762"] and "retrieve" not in res.timings
+    assert set(res.read.papers) <= {"2007.14062", "1706.03762"} and res.read.papers[0] == "2007.14062"
+    with pytest.raises(ValueError, match="unknown paper id"):
+        engine.ask("anything", papers=["no-such-paper"])
+
+
+def test_table_answer_is_validated_against_schema_and_chunks(engine):
+    from lit3r.validate import QuestionSpec, validate_line
+
+    schema = [{"name": "Paper", "type": "string", "is_row_key": True},
+              {"name": "BLEU", "type": "number", "is_row_key": False}]
+    res = engine.ask("Which papers report BLEU on WMT 2014 English-German translation?", query_id="t",
+                     answer_types=("table",), table_schema=schema)
+    line = res.submission()
+    assert set(line["answer"]) == {"table"} and line["answer"]["table"]["rows"]
+    for row in line["answer"]["table"]["rows"]:
+        assert list(row) == ["Paper", "BLEU"] and (row["BLEU"] is None or isinstance(row["BLEU"], (int, float)))
+    assert line["gold_papers"] and all(p["paper_id"] in res.candidates for p in line["gold_papers"])
+    again, problems = validate_line(line, QuestionSpec("t", ("table",), (), schema), res.candidates, engine.graph)
+    assert again == line and problems == []  # a validated line is a fixed point
+    assert res.trace()["validation"] == res.problems
+
+
+def test_ask_cli_fixed_papers_and_table_schema(subset_home):
+    schema = '[{"name": "Method", "type": "string", "is_row_key": true}, {"name": "GSM8K", "type": "number"}]'
+    res = CliRunner().invoke(main, ["--home", str(subset_home), "ask", "GSM8K accuracy of CoT and CoT+RE2 with ChatGPT",
+                                    "--papers", "2309.06275", "--table-schema", schema, "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["candidates"] == ["2309.06275"] and out["submission"]["gold_papers"] == [{"paper_id": "2309.06275"}]
+    assert set(out["submission"]["answer"]) == {"freeform", "table"}
+    bad = CliRunner().invoke(main, ["--home", str(subset_home), "ask", "x", "--table-schema", "[1]"])
+    assert bad.exit_code == 1 and "--table-schema must be a list of columns" in bad.output
+    bad = CliRunner().invoke(main, ["--home", str(subset_home), "ask", "x", "--papers", "nope"])
+    assert bad.exit_code == 1 and "unknown paper id(s) nope" in bad.output

@@ -35,9 +35,27 @@ def test_run_resume_and_eval(subset_home, tmp_path):
         assert set(s) == {"query_id", "gold_papers", "evidence", "answer"} and s["gold_papers"]
     traces = [json.loads(line) for line in (tmp_path / "sub.jsonl.traces.jsonl").open()]
     assert all("trace" in t and t["candidates"] for t in traces)
+    assert all(t["trace"]["reader"]["name"] == "extractive" and isinstance(t["trace"]["validation"], list)
+               for t in traces)
+    inputs = {q["query_id"]: q for q in map(json.loads, INPUTS.open())}
+    for s in subs:  # only the requested answer types; table answers follow their schema
+        q = inputs[s["query_id"]]
+        assert set(s["answer"]) <= set(q["answer_types"])
+        if "table" in q["answer_types"]:
+            names = [c["name"] for c in q["table_schema"]]
+            assert s["answer"]["table"]["rows"] and all(list(r) == names for r in s["answer"]["table"]["rows"])
+    png = tmp_path / "recall.png"
     scored = CliRunner().invoke(main, ["eval", "--gold", str(CORPUS / "questions_dev.jsonl"), "--pred", str(out),
-                                       "--json"])
-    assert json.loads(scored.output)["overall"]["paper_f1"] > 0.3  # 10-paper subset: measured 0.44
+                                       "--json", "--plot", str(png)])
+    res = json.loads(scored.output)
+    assert res["overall"]["paper_f1"] > 0.3  # 10-paper subset: measured 0.44
+    assert res["overall"]["row_f1"] is not None  # table questions are answered
+    rec = res["candidate_recall"]  # from sub.jsonl.traces.jsonl, found next to the submission
+    assert rec["questions"] == 17 and 0.3 < rec["overall"]["50"] <= 1.0 and rec["missing_traces"] == []
+    assert rec["overall"]["1"] <= rec["overall"]["5"] <= rec["overall"]["50"]
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    table = CliRunner().invoke(main, ["eval", "--gold", str(CORPUS / "questions_dev.jsonl"), "--pred", str(out)])
+    assert "Candidate recall@k from sub.jsonl.traces.jsonl" in table.output and "family=multi_paper" in table.output
 
 
 def test_a_failing_question_does_not_stop_the_batch(subset_home, tmp_path):

@@ -1,0 +1,89 @@
+"""questions_dev over the 60 real papers, end to end, scored with the official metrics (issue 6, 5a).
+
+For each LLM setting (``none``: extractive reader; ``smollm2``: the packaged SmolLM2-135M-Instruct
+GGUF in process through llama.cpp, decomposition + verification + the two-stage LLM reader) it
+runs the same code as ``lit3r run --queries questions_dev_inputs.jsonl --out SUB.jsonl`` and
+``lit3r eval --gold questions_dev.jsonl --pred SUB.jsonl --plot recall.png``, and prints the
+leaderboard metrics, candidate recall@k, seconds per question, LLM calls and tokens, and the
+number of validation repairs.
+
+    .venv/bin/python bench/qa_bench.py --home DIR [--llm none,smollm2] [--llm-papers 5] [--out DIR]
+
+DIR: a corpus folder with the 60 papers ingested and built
+(``lit3r --home DIR ingest ../shared/data/corpus/pdfs --metadata ../shared/data/corpus/manifest.jsonl``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from lit3r.batch import run_batch  # noqa: E402
+from lit3r.config import load_settings  # noqa: E402
+from lit3r.engine import Engine  # noqa: E402
+from lit3r.evaluate import RECALL_KS, candidate_recall, evaluate, plot_recall  # noqa: E402
+
+CORPUS = ROOT.parent / "shared" / "data" / "corpus"
+
+
+def fmt(v) -> str:
+    return "  -   " if v is None else f"{v:.3f} "
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--home", type=Path, required=True, help="corpus folder with the 60 papers built")
+    ap.add_argument("--llm", default="none,smollm2", help="comma-separated: none, smollm2")
+    ap.add_argument("--llm-papers", type=int, default=5, help="papers read by LLM stage 1 (SmolLM2 run)")
+    ap.add_argument("--out", type=Path, default=None, help="where submissions, traces and plots go")
+    args = ap.parse_args()
+    out_dir = args.out or Path(tempfile.mkdtemp(prefix="lit3r-qa-"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    golds = [json.loads(line) for line in (CORPUS / "questions_dev.jsonl").open()]
+    metrics = ["overall", "paper_f1", "evidence_f1", "mc_acc", "freeform_em", "row_f1", "cell_acc_macro"]
+    print(f"{len(golds)} questions_dev questions over the 60 papers; outputs in {out_dir}")
+    for name in args.llm.split(","):
+        llm = {"provider": "none"} if name == "none" else {"provider": "local", "cache": False, "max_tokens": 384}
+        settings = load_settings(home=args.home, llm=llm)
+        settings.read.llm_papers = args.llm_papers
+        engine = Engine(settings)
+        sub = out_dir / f"sub-{name}.jsonl"
+        sub.unlink(missing_ok=True)
+        (out_dir / f"sub-{name}.jsonl.traces.jsonl").unlink(missing_ok=True)
+        t = time.perf_counter()
+        report = run_batch(engine, CORPUS / "questions_dev_inputs.jsonl", sub, progress=False)
+        secs = time.perf_counter() - t
+        preds = [json.loads(line) for line in sub.open()]
+        traces = [json.loads(line) for line in (out_dir / f"sub-{name}.jsonl.traces.jsonl").open()]
+        res = evaluate(preds, golds)
+        rec = candidate_recall(traces, golds)
+        plot_recall({"all": rec["overall"], **rec["by_task_family"]}, out_dir / f"recall-{name}.png",
+                    f"questions_dev, LLM {name}")
+        calls = [t["trace"]["llm"]["calls"] for t in traces if "trace" in t]
+        toks = [t["trace"]["llm"]["prompt_tokens"] + t["trace"]["llm"]["completion_tokens"] for t in traces if "trace" in t]
+        repairs = sum(len(t["trace"]["validation"]) for t in traces if "trace" in t)
+        readers = {t["trace"]["reader"]["name"] for t in traces if "trace" in t}
+        print(f"\n== LLM {name}: {report.answered} answered, {len(report.failures)} failed; "
+              f"{secs / max(1, len(preds)):.1f} s/question; reader {', '.join(sorted(readers))}; "
+              f"LLM calls/question {statistics.fmean(calls) if calls else 0:.1f}, "
+              f"tokens/question {statistics.fmean(toks) if toks else 0:.0f}; validation repairs {repairs}")
+        print(f"{'group':34s} " + " ".join(f"{m[:11]:11s}" for m in metrics))
+        groups = [("all", res["overall"])] + [(f"family={k}", v) for k, v in res["by_task_family"].items()] + \
+                 [(f"evidence={k}", v) for k, v in res["by_evidence_type"].items()]
+        for g, agg in groups:
+            print(f"{g:34s} " + " ".join(f"{fmt(agg[m]):11s}" for m in metrics))
+        print("candidate recall@k  " + "  ".join(f"@{k}: {rec['overall'][str(k)]:.3f}" for k in RECALL_KS))
+        for fam, curve in rec["by_task_family"].items():
+            print(f"  {fam:30s}" + "  ".join(f"@{k}: {curve[str(k)]:.3f}" for k in RECALL_KS))
+
+
+if __name__ == "__main__":
+    main()

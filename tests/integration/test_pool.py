@@ -1,0 +1,38 @@
+"""A paper pool known only by metadata (LitTraceQA's paper_pool_partial.jsonl, real titles)."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from lit3r.cli import main
+from lit3r.config import load_settings
+from lit3r.engine import Engine
+from tests.conftest import SHARED
+
+POOL = SHARED / "littraceqa" / "paper_pool_partial.jsonl"
+
+
+def test_metadata_only_pool_is_searchable_by_title(tmp_path):
+    lines = POOL.read_text(encoding="utf-8").splitlines()[:400]
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("\n".join(lines) + "\n" + json.dumps({"paper_id": "untitled_1"}) + "\n")
+    home = tmp_path / "home"
+    runner = CliRunner()
+    res = runner.invoke(main, ["--home", str(home), "ingest", "--metadata-only", "--metadata", str(pool)])
+    assert res.exit_code == 0, res.output
+    assert "400 paper(s)" in res.output and "1 skipped" in res.output
+    again = runner.invoke(main, ["--home", str(home), "ingest", "--metadata-only", "--metadata", str(pool), "--json"])
+    assert json.loads(again.output)["ingest"]["unchanged"] == 400  # idempotent
+    engine = Engine(load_settings(home=home))
+    p = engine.graph.paper("acl2025_00005")
+    assert p.parser == "metadata" and p.n_pages == 0 and p.venue == "ACL" and p.year == 2025
+    [chunk] = engine.graph.chunks_of("acl2025_00005")
+    assert chunk.kind == "title_abstract" and chunk.text.startswith("[ACL 2025] 500x")
+    out = engine.ask("How much does 500xCompressor outperform ICAE on NaturalQ under 500-to-1 compression?",
+                     answer=False)
+    assert "acl2025_00005" in out.candidates[:3]
+    assert out.relate.sources["coupling"] == []  # no references in a metadata-only pool
+    usage = runner.invoke(main, ["--home", str(home), "ingest", "--metadata-only"])
+    assert usage.exit_code == 2 and "needs --metadata" in usage.output
