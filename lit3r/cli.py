@@ -386,7 +386,7 @@ def _print_table(rows: list[dict]) -> None:
         click.echo("(no rows)")
         return
     cols = list(rows[0])
-    cells = [[v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str) for v in
+    cells = [[v if isinstance(v, str) else "-" if v is None else json.dumps(v, ensure_ascii=False, default=str) for v in
               (r.get(c) for c in cols)] for r in rows]
     widths = [min(60, max(len(c), *(len(row[i]) for row in cells))) for i, c in enumerate(cols)]
     click.echo(" | ".join(c.ljust(w) for c, w in zip(cols, widths)))
