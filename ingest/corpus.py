@@ -9,6 +9,9 @@ Layout of the corpus folder ``OUT``::
     OUT/images/<paper_id>/  PNG crops of tables and figures (Chunk.image points here)
     OUT/.state/<paper_id>.json   per-paper parse results (the resume journal)
 
+(``<paper_id>`` in file names is percent-encoded by :func:`file_name`, so "/" or ".." in an id
+stays inside OUT.)
+
 Each paper's parse is journaled as soon as it finishes (atomic rename), so an interrupted run
 loses at most the papers in flight; a re-run skips papers whose file hash, metadata and parser
 version are unchanged, then rewrites the three JSONL files from the journal (no duplicates).
@@ -25,6 +28,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import urllib.parse
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -52,6 +56,18 @@ def _code_version() -> str:
             h.update(src.read_bytes())
     return h.hexdigest()[:12]
 PARSERS = ("pymupdf", "mineru")
+
+
+def file_name(paper_id: str) -> str:
+    """A paper id as one safe file or folder name ("cs/0112017" -> "cs%2F0112017"): journal
+    entries and image folders never leave the corpus folder, whatever the id holds."""
+    name = urllib.parse.quote(paper_id, safe=" ()+,;=@[]_-")
+    return name.replace(".", "%2E") if set(name) == {"."} else name
+
+
+def paper_id_of(name: str) -> str:
+    """The inverse of :func:`file_name`."""
+    return urllib.parse.unquote(name)
 
 
 @dataclass
@@ -162,7 +178,7 @@ def _run_mineru(pdf: Path, work: Path) -> Path:
 
 def _parse(job: Job) -> tuple[ParsedDocument, Path]:
     pdf = Path(job.pdf)
-    img_rel = f"images/{job.paper_id}/"
+    img_rel = f"images/{file_name(job.paper_id)}/"
     img_dir = Path(job.out_dir) / img_rel if job.images else None
     if job.parser == "pymupdf":
         from ingest.pymupdf_parser import PyMuPDFParser
@@ -300,7 +316,7 @@ def ingest_corpus(
         key = hashlib.sha1(
             json.dumps([code, parser, digest, meta_json, images], sort_keys=True).encode()
         ).hexdigest()
-        journal = state / f"{pid}.json"
+        journal = state / f"{file_name(pid)}.json"
         if journal.is_file():
             try:
                 if json.loads(journal.read_text(encoding="utf-8")).get("key") == key:
@@ -316,7 +332,7 @@ def ingest_corpus(
             return
         report.parsed += 1
         report.pages_parsed += entry["paper"]["n_pages"]
-        _write_atomic(state / f"{entry['paper_id']}.json", [json.dumps(entry, ensure_ascii=False)])
+        _write_atomic(state / f"{file_name(entry['paper_id'])}.json", [json.dumps(entry, ensure_ascii=False)])
 
     bar = tqdm(total=len(jobs), desc="parsing PDFs", unit="pdf", disable=not progress or not jobs)
     n_workers = workers or os.cpu_count() or 1
@@ -334,7 +350,7 @@ def ingest_corpus(
     if prune:
         keep = {pid for pid, _, _ in found}
         for path in state.glob("*.json"):
-            if path.stem not in keep and '"parser": "metadata"' not in path.read_text(encoding="utf-8"):
+            if paper_id_of(path.stem) not in keep and '"parser": "metadata"' not in path.read_text(encoding="utf-8"):
                 path.unlink()
                 shutil.rmtree(out_dir / "images" / path.stem, ignore_errors=True)
                 report.pruned += 1
@@ -371,7 +387,7 @@ def ingest_metadata_only(metadata_file: Path, out_dir: Path) -> IngestReport:
             continue
         meta_json = meta.model_dump(mode="json")
         key = hashlib.sha1(json.dumps([code, "metadata", meta_json], sort_keys=True).encode()).hexdigest()
-        journal = state / f"{pid}.json"
+        journal = state / f"{file_name(pid)}.json"
         if journal.is_file():
             try:
                 old = json.loads(journal.read_text(encoding="utf-8"))

@@ -101,6 +101,8 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
         how = "unchanged, kept" if built.skipped else (
             f"{built.encoded_papers} paper(s) encoded, {built.neighbours} SIMILAR_TO edges; {built.seconds['total']:.1f} s")
         click.echo(f"index in {settings.index_dir}: {how}")
+    if metadata_only and report.parsed + report.unchanged == 0:
+        raise click.ClickException(f"no paper with a title in {metadata_file}: give lines with paper_id and title")
     if report.failures and report.parsed + report.unchanged == 0:
         raise click.ClickException(f"none of the {report.files} PDF file(s) could be ingested (reasons above)")
 
@@ -153,8 +155,12 @@ def ask(ctx: click.Context, question: str, options: tuple[str, ...], as_json: bo
         if label.strip().upper() in opts:
             raise click.ClickException(f"option {label.strip().upper()} is given twice: give each label once")
         opts[label.strip().upper()] = text.strip()
-    schema = _table_schema(table_schema) if table_schema else None
+    schema = _table_schema(table_schema) if table_schema is not None else None
     paper_ids = [p.strip() for p in papers.split(",") if p.strip()] if papers is not None else None
+    if paper_ids is not None and not paper_ids:
+        raise click.ClickException("--papers is empty: pass ids like 2007.14062,1706.03762")
+    if paper_ids and any(len(p.split()) > 1 for p in paper_ids):
+        raise click.ClickException("--papers: separate paper ids with commas, e.g. 2007.14062,1706.03762")
     with _engine_errors(settings):
         engine = Engine(settings)
         result = engine.ask(question, options=opts or None, query_id="cli", table_schema=schema, papers=paper_ids)
@@ -175,10 +181,18 @@ def _table_schema(text: str) -> list[dict]:
                                                              for c in schema):
         raise click.ClickException('--table-schema must be a list of columns like [{"name": "Method", "type": '
                                    '"string", "is_row_key": true}]')
+    seen = set()
     for c in schema:
         c.setdefault("type", "string")
+        if not c["name"].strip():
+            raise click.ClickException("--table-schema: a column has an empty name: name every column")
+        if c["name"] in seen:
+            raise click.ClickException(f"--table-schema: column {c['name']!r} is given twice: name columns uniquely")
+        seen.add(c["name"])
         if c["type"] not in ("string", "number", "boolean"):
             raise click.ClickException(f"column {c['name']!r}: type must be string, number or boolean")
+        if not isinstance(c.get("is_row_key", False), bool):
+            raise click.ClickException(f"column {c['name']!r}: is_row_key must be true or false")
     return schema
 
 
@@ -273,19 +287,30 @@ def eval_cmd(gold_file: Path, pred_file: Path, traces_file: Optional[Path], plot
     """Score a submission with the official LitTraceQA metrics, plus candidate recall@k from the traces."""
     from lit3r.evaluate import candidate_recall, evaluate, plot_recall
 
-    golds = _read_jsonl(gold_file)
-    res = evaluate(_read_jsonl(pred_file), golds)
     traces_file = traces_file or (pred_file.with_name(pred_file.name + ".traces.jsonl")
                                   if pred_file.with_name(pred_file.name + ".traces.jsonl").is_file() else None)
     if plot_file and not traces_file:
         raise click.ClickException(f"no traces for --plot: pass --traces or keep {pred_file.name}.traces.jsonl "
                                    "(written by `lit3r run`) next to the submission")
+    if plot_file and (plot_file.suffix.lower() != ".png" or not plot_file.parent.resolve().is_dir()):
+        raise click.ClickException(f"--plot {plot_file}: give a .png file in an existing folder")
+    golds = _read_jsonl(gold_file)
+    try:
+        res = evaluate(_read_jsonl(pred_file), golds)
+    except ValueError as exc:
+        raise click.ClickException(f"{gold_file}: {exc}") from None
     if traces_file:
         res["candidate_recall"] = candidate_recall(_read_jsonl(traces_file), golds)
     if plot_file:
         rec = res["candidate_recall"]
         curves = {"all": rec["overall"], **{f"family={k}": v for k, v in rec["by_task_family"].items()}}
-        plot_recall(curves, plot_file, f"Candidate recall@k ({rec['questions']} questions)")
+        try:
+            plot_recall(curves, plot_file, f"Candidate recall@k ({rec['questions']} questions)")
+        except OSError as exc:
+            raise click.ClickException(f"--plot {plot_file}: cannot write it ({exc.strerror or exc}): "
+                                       "choose a writable path") from None
+    for w in res["warnings"]:
+        click.echo(f"warning: {w}", err=True)
     if as_json:
         click.echo(json.dumps(res, indent=2))
         return
@@ -316,7 +341,11 @@ def eval_cmd(gold_file: Path, pred_file: Path, traces_file: Optional[Path], plot
 def _read_jsonl(path: Path) -> list[dict]:
     """JSON lines of ``path``; one-line error naming the bad line."""
     rows = []
-    for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise click.ClickException(f"{path}: not a UTF-8 text file: pass a JSONL file") from None
+    for no, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
                 rows.append(json.loads(line))

@@ -137,9 +137,15 @@ class Engine:
         if papers is not None:
             known = set(self.graph.paper_ids())
             unknown = [p for p in papers if p not in known]
-            if unknown or not papers:
-                raise ValueError(f"unknown paper id(s) {', '.join(unknown) or '(none given)'}: "
-                                 "list ids with `lit3r cypher \"MATCH (p:Paper) RETURN p.paper_id\"`")
+            if not papers:
+                raise ValueError("no paper ids given: pass ids like 2007.14062,1706.03762")
+            if unknown:
+                import difflib
+
+                close = difflib.get_close_matches(unknown[0], sorted(known), n=3)
+                hint = f" (did you mean {', '.join(close)}?)" if close else ""
+                raise ValueError(f"unknown paper id(s) {', '.join(unknown)}{hint}: the ids are the paper_id "
+                                 f"fields of {Path(self.settings.home) / 'papers.jsonl'}")
             pool, a, traces, rounds, cands = None, [], [], [], list(dict.fromkeys(papers))
             rel = RelateResult([], [])
         else:

@@ -102,25 +102,46 @@ def table_scores(pred_rows: list[dict], gold_table: dict) -> dict[str, float]:
     return {"row_p": p, "row_r": r, "row_f1": f1, "cells_correct": correct, "cells_total": total, "cell_acc": acc}
 
 
+def _obj(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _ids(items: Any) -> set[str]:
+    """Paper ids of a ``gold_papers`` list; entries that are not ``{"paper_id": str}`` do not count."""
+    return {p["paper_id"] for p in items if isinstance(p, dict) and isinstance(p.get("paper_id"), str)
+            and p["paper_id"]} if isinstance(items, list) else set()
+
+
+def _keys(items: Any) -> set[tuple]:
+    """Evidence keys of an ``evidence`` list; malformed items do not count."""
+    if not isinstance(items, list):
+        return set()
+    out = set()
+    for e in items:
+        if isinstance(e, dict) and isinstance(e.get("paper_id"), str) and isinstance(e.get("source_type"), str):
+            k = evidence_key(e)
+            if k:
+                out.add(k)
+    return out
+
+
 def score_question(pred: dict, gold: dict) -> dict[str, Any]:
-    """All metrics of one question (``pred``: a submission line, ``gold``: a validation line)."""
+    """All metrics of one question (``pred``: a submission line, ``gold``: a validation line).
+    Malformed parts of ``pred`` (wrong types) score as missing, never raise."""
     out: dict[str, Any] = {"query_id": gold["query_id"], "task_family": gold.get("task_family"),
                            "evidence_type": gold.get("primary_evidence_type")}
-    pp = {p["paper_id"] for p in pred.get("gold_papers") or [] if isinstance(p, dict) and p.get("paper_id")}
-    gp = {p["paper_id"] for p in gold.get("gold_papers", []) if p.get("paper_id")}
-    out["paper_p"], out["paper_r"], out["paper_f1"] = prf(pp, gp)
-    pe = {k for k in map(evidence_key, [e for e in pred.get("evidence") or [] if isinstance(e, dict)]) if k}
-    ge = {k for k in map(evidence_key, gold.get("evidence", [])) if k}
-    out["evidence_p"], out["evidence_r"], out["evidence_f1"] = prf(pe, ge)
-    ga, pa = gold.get("answer", {}), pred.get("answer", {}) or {}
+    out["paper_p"], out["paper_r"], out["paper_f1"] = prf(_ids(pred.get("gold_papers")), _ids(gold.get("gold_papers")))
+    out["evidence_p"], out["evidence_r"], out["evidence_f1"] = prf(_keys(pred.get("evidence")), _keys(gold.get("evidence")))
+    ga, pa = _obj(gold.get("answer")), _obj(pred.get("answer"))
     if "multiple_choice" in ga:
-        guess = str((pa.get("multiple_choice") or {}).get("gold", "")).strip().upper()
+        guess = str(_obj(pa.get("multiple_choice")).get("gold", "")).strip().upper()
         out["mc_acc"] = float(guess == str(ga["multiple_choice"]["gold"]).strip().upper())
     if "freeform" in ga:
-        out["freeform_em"] = float(normalize_text((pa.get("freeform") or {}).get("text", ""))
+        out["freeform_em"] = float(normalize_text(_obj(pa.get("freeform")).get("text", ""))
                                    == normalize_text(ga["freeform"]["text"]))
     if "table" in ga:
-        out.update(table_scores((pa.get("table") or {}).get("rows", []), ga["table"]))
+        rows = _obj(pa.get("table")).get("rows")
+        out.update(table_scores([r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else [], ga["table"]))
     return out
 
 
@@ -145,11 +166,34 @@ def aggregate(rows: list[dict]) -> dict[str, Any]:
     return agg
 
 
-def evaluate(preds: Iterable[dict], golds: Iterable[dict]) -> dict[str, Any]:
+def evaluate(preds: Iterable[Any], golds: Iterable[dict]) -> dict[str, Any]:
     """Score a submission against gold: ``{"overall": {...}, "by_task_family": {...},
-    "by_evidence_type": {...}, "questions": [...]}``. A gold question without a prediction
-    scores as an empty prediction."""
-    by_id = {p["query_id"]: p for p in preds}
+    "by_evidence_type": {...}, "questions": [...], "missing_predictions": [...], "warnings": [...]}``.
+    A gold question without a prediction scores as an empty prediction; prediction lines that
+    are not objects with a string ``query_id``, duplicates (the first counts) and unknown query
+    ids are ignored and counted in ``warnings``. Raises ValueError for an empty gold set or a
+    gold line without ``query_id``."""
+    golds = list(golds)
+    if not golds:
+        raise ValueError("the gold file has no questions: pass a LitTraceQA gold JSONL (validation.jsonl)")
+    for no, g in enumerate(golds, start=1):
+        if not isinstance(g, dict) or not isinstance(g.get("query_id"), str):
+            raise ValueError(f"gold line {no} has no query_id: pass a LitTraceQA gold file (validation.jsonl)")
+    gold_ids = {g["query_id"] for g in golds}
+    by_id: dict[str, dict] = {}
+    bad = dup = unknown = 0
+    for p in preds:
+        if not isinstance(p, dict) or not isinstance(p.get("query_id"), str):
+            bad += 1
+        elif p["query_id"] in by_id:
+            dup += 1
+        else:
+            unknown += p["query_id"] not in gold_ids
+            by_id[p["query_id"]] = p
+    warnings = [w for n, w in ((bad, "prediction line(s) without a string query_id were ignored"),
+                               (dup, "duplicate prediction(s) were ignored (the first line counts)"),
+                               (unknown, "prediction(s) for query ids not in the gold file were ignored")) if n
+                for w in [f"{n} {w}"]]
     rows = [score_question(by_id.get(g["query_id"], {"query_id": g["query_id"]}), g) for g in golds]
     groups: dict[str, dict[str, list]] = {"by_task_family": defaultdict(list), "by_evidence_type": defaultdict(list)}
     for r in rows:
@@ -157,7 +201,7 @@ def evaluate(preds: Iterable[dict], golds: Iterable[dict]) -> dict[str, Any]:
         groups["by_evidence_type"][r["evidence_type"] or "unknown"].append(r)
     return {"overall": aggregate(rows),
             **{name: {k: aggregate(v) for k, v in sorted(g.items())} for name, g in groups.items()},
-            "questions": rows, "missing_predictions": sorted(set(g["query_id"] for g in golds) - set(by_id))}
+            "questions": rows, "missing_predictions": sorted(gold_ids - set(by_id)), "warnings": warnings}
 
 
 #: Cut-offs of candidate recall@k (the seed paper reports 1/5/10/20/50).
@@ -172,15 +216,17 @@ def recall_at_k(candidates: list[str], gold: set[str], k: int) -> float:
 def candidate_recall(traces: Iterable[dict], golds: Iterable[dict], ks: tuple[int, ...] = RECALL_KS) -> dict[str, Any]:
     """Candidate recall@k of the ranked candidates in ``traces`` (lines with ``query_id`` and
     ``candidates``, as written by ``lit3r run``) against the gold papers: macro over questions,
-    overall and by task family and evidence type. A gold question without a trace counts 0.
+    overall and by task family and evidence type. A gold question without a trace (or whose
+    trace has no candidate list) counts 0 and is listed in ``missing_traces``.
 
     Returns ``{"ks": [...], "overall": {k: r}, "by_task_family": {name: {k: r}},
     "by_evidence_type": {...}, "questions": n, "missing_traces": [...]}`` (k as strings)."""
-    by_id = {t["query_id"]: t.get("candidates") or [] for t in traces if "query_id" in t}
+    by_id = {t["query_id"]: [c for c in t["candidates"] if isinstance(c, str)] for t in traces
+             if isinstance(t, dict) and isinstance(t.get("query_id"), str) and isinstance(t.get("candidates"), list)}
     golds = list(golds)
     rows = []
     for g in golds:
-        gold = {p["paper_id"] for p in g.get("gold_papers", []) if p.get("paper_id")}
+        gold = _ids(g.get("gold_papers"))
         cands = by_id.get(g["query_id"], [])
         rows.append((g.get("task_family") or "unknown", g.get("primary_evidence_type") or "unknown",
                      {str(k): recall_at_k(cands, gold, k) for k in ks}))

@@ -258,6 +258,10 @@ def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titl
 
 def _cell(text: str, col: dict) -> object:
     if col.get("type") == "number":
-        m = _NUM.search(text)
-        return float(m.group(0)) if m else None
+        for m in _NUM.finditer(text):
+            num = m.group(0)
+            if "." not in num and 1900 <= int(num) <= 2100:
+                continue  # a year ("Gu et al., 2023"), not a result
+            return float(num) if "." in num else int(num)
+        return None
     return " ".join(text.split()).strip(" |:")[:80]

@@ -146,5 +146,13 @@ def test_ask_cli_fixed_papers_and_table_schema(subset_home):
     assert set(out["submission"]["answer"]) == {"freeform", "table"}
     bad = CliRunner().invoke(main, ["--home", str(subset_home), "ask", "x", "--table-schema", "[1]"])
     assert bad.exit_code == 1 and "--table-schema must be a list of columns" in bad.output
-    bad = CliRunner().invoke(main, ["--home", str(subset_home), "ask", "x", "--papers", "nope"])
-    assert bad.exit_code == 1 and "unknown paper id(s) nope" in bad.output
+    bad = CliRunner().invoke(main, ["--home", str(subset_home), "ask", "x", "--papers", "2007.1406"])
+    assert bad.exit_code == 1 and "unknown paper id(s) 2007.1406 (did you mean 2007.14062" in bad.output
+    for papers, msg in (("", "--papers is empty"), (" , ", "--papers is empty"),
+                        ("2007.14062 1706.03762", "separate paper ids with commas")):
+        bad = CliRunner().invoke(main, ["--home", str(subset_home), "ask", "x", "--papers", papers])
+        assert bad.exit_code == 1 and msg in bad.output, bad.output
+    for schema, msg in (("", "not valid JSON"), ('[{"name": "a"}, {"name": "a"}]', "'a' is given twice"),
+                        ('[{"name": " "}]', "empty name"), ('[{"name": "a", "is_row_key": "no"}]', "true or false")):
+        bad = CliRunner().invoke(main, ["--home", str(subset_home), "ask", "x", "--table-schema", schema])
+        assert bad.exit_code == 1 and msg in bad.output, bad.output

@@ -95,3 +95,21 @@ def test_candidate_recall_from_traces_by_family(tmp_path):
     png = tmp_path / "recall.png"
     plot_recall({"all": rec["overall"], "multi": rec["by_task_family"]["multi"]}, png)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+
+
+def test_malformed_predictions_score_as_missing_and_are_counted():
+    bad_lines = [5, [1, 2], {"no_id": 1}, {"query_id": ["q1"]},
+                 {"query_id": "q1", "gold_papers": ["A", {"paper_id": ["x"]}], "evidence": "none",
+                  "answer": {"multiple_choice": "B", "freeform": ["x"], "table": {"rows": ["a", {"paper": "a"}]}}},
+                 {"query_id": "q1", "gold_papers": [{"paper_id": "A"}]},  # duplicate: the first line counts
+                 {"query_id": "zzz"}]
+    res = evaluate(bad_lines, [GOLD])
+    q = res["questions"][0]
+    assert q["paper_f1"] == 0.0 and q["evidence_f1"] == 0.0 and q["mc_acc"] == 0.0 and q["row_p"] == 1.0
+    assert res["warnings"] == ["4 prediction line(s) without a string query_id were ignored",
+                               "1 duplicate prediction(s) were ignored (the first line counts)",
+                               "1 prediction(s) for query ids not in the gold file were ignored"]
+    with pytest.raises(ValueError, match="no questions"):
+        evaluate([], [])
+    with pytest.raises(ValueError, match="gold line 1 has no query_id"):
+        evaluate([], [{"paper_id": "x"}])
