@@ -248,7 +248,7 @@ def _print_answer(engine, result, top: int, options: dict[str, str]) -> None:
 
 @main.command()
 @click.option("--queries", "queries", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
-              help="Input JSONL (query_id, question, answer_types, multiple_choice_options).")
+              help="Input JSONL (query_id, question, answer_types, multiple_choice_options, table_schema).")
 @click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False), required=True,
               help="Submission JSONL (appended; query ids already there are skipped).")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
