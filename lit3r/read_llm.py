@@ -59,11 +59,14 @@ _COLUMN_TYPES = {"number": Optional[float], "boolean": Optional[bool], "string":
 
 def synthesis_model(answer_types: Sequence[str], labels: Sequence[str] = (),
                     schema: Optional[list[dict]] = None) -> type[BaseModel]:
-    """The stage-2 reply model for one question: ``papers``, ``evidence`` and only the requested
+    """The stage-2 reply model for one question: ``papers``, ``evidence``, a ``calculation``
+    (values used, arithmetic or comparison; generated before the answer) and only the requested
     answer fields (``answer`` text; ``choice`` constrained to ``labels``; ``rows`` with one
     typed field per schema column, named exactly as the column)."""
     fields: dict[str, Any] = {"papers": (list[str], Field(default_factory=list, max_length=10)),
                               "evidence": (list[str], Field(default_factory=list, max_length=10))}
+    if "freeform" in answer_types or "multiple_choice" in answer_types:
+        fields["calculation"] = (str, Field(default="", max_length=600))  # worked first, answered after
     if "freeform" in answer_types:
         fields["answer"] = (str, "")
     if "multiple_choice" in answer_types and labels:
@@ -205,6 +208,9 @@ class LLMReader:
         cols = "; ".join(f"{c['name']} ({c.get('type', 'string')}{', row key' if c.get('is_row_key') else ''})"
                          for c in schema or [])
         fields = []
+        if "freeform" in types or "multiple_choice" in types:
+            fields.append('- "calculation": the values you use and any arithmetic or comparison, in one or two '
+                          'lines ("" if none is needed);')
         if "freeform" in types:
             fields.append('- "answer": the answer as a short text (a value with its unit, a name, or a sentence);')
         if "multiple_choice" in types:
@@ -239,3 +245,5 @@ class LLMReader:
             else:
                 result.notes.append("stage 2 gave no table rows: the extractive rows are kept")
         result.facts = [{"paper_id": pid, **f.model_dump()} for pid, _, facts in relevant for f in facts]
+        if getattr(out, "calculation", ""):
+            result.notes.append(f"stage 2 calculation: {out.calculation}")

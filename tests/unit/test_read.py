@@ -34,13 +34,14 @@ def test_synthesis_model_asks_only_for_the_requested_answers():
     schema = [{"name": "Method", "type": "string", "is_row_key": True}, {"name": "2-step FID", "type": "number"}]
     model = synthesis_model(["multiple_choice", "table"], ["A", "B", "C", "D"], schema)
     js = model.model_json_schema()
-    assert set(js["properties"]) == {"papers", "evidence", "choice", "rows"}
+    assert list(js["properties"]) == ["papers", "evidence", "calculation", "choice", "rows"]  # work before answer
     out = model.model_validate_json('{"papers": ["p"], "evidence": ["E1"], "choice": "B", '
                                     '"rows": [{"Method": "TCM", "2-step FID": 2.05}]}')
     assert out.rows[0].model_dump(by_alias=True) == {"Method": "TCM", "2-step FID": 2.05}
     with pytest.raises(ValidationError):
         model.model_validate_json('{"choice": "E", "rows": []}')
     assert "answer" in synthesis_model(["freeform"]).model_json_schema()["properties"]
+    assert "calculation" not in synthesis_model(["table"], [], schema).model_json_schema()["properties"]
 
 
 def test_user_message_attaches_crops_of_figures_and_tables(tmp_path):
