@@ -159,11 +159,9 @@ class Engine:
         t = time.perf_counter()
         if not answer:
             read = ReadResult([], [], reader="none (retrieval only)")
-        elif isinstance(self.reader, LLMReader):
+        else:
             read = self.reader.read(question, cands, pool=pool, options=options, schema=table_schema,
                                     answer_types=types)
-        else:
-            read = self.reader.read(question, cands, pool=pool, options=options, schema=table_schema)
         timings["read"] = time.perf_counter() - t
         timings["total"] = time.perf_counter() - t0
         if self.llm:

@@ -100,15 +100,23 @@ class ExtractiveReader:
 
     def read(self, question: str, candidates: Sequence[str], *, pool: Optional[Pool] = None,
              options: Optional[dict[str, str]] = None, qvec: Optional[np.ndarray] = None,
-             schema: Optional[list[dict]] = None) -> ReadResult:
+             schema: Optional[list[dict]] = None, answer_types: Sequence[str] = (),
+             scored: Optional[list[tuple[float, Chunk]]] = None) -> ReadResult:
         """Answer ``question`` from ``candidates`` (paper ids, best first). ``options``: MC
-        ``{label: text}``; ``schema``: table columns ``[{name, type, is_row_key}]``."""
+        ``{label: text}``; ``schema``: table columns ``[{name, type, is_row_key}]``;
+        ``answer_types`` is accepted for the reader interface (every answer is produced, the
+        validator keeps the requested ones); ``scored``: the output of :meth:`score_chunks`
+        when the caller already has it (chunks beyond the first ``read.papers`` are ignored)."""
         if not candidates:
             return ReadResult([], [])
         ask = ask_part(question)
         qtok, atok = set(tokenize(question)), set(tokenize(ask))
         numeric_q = bool(_NUMERIC_Q.search(ask))
-        scored = self.score_chunks(question, candidates, pool=pool, qvec=qvec)
+        if scored is None:
+            scored = self.score_chunks(question, candidates, pool=pool, qvec=qvec)
+        else:
+            first = set(candidates[: self.params.papers])
+            scored = [sc for sc in scored if sc[1].paper_id in first]
         best: dict[str, tuple[float, Chunk]] = {}
         for s, c in scored:
             best.setdefault(c.paper_id, (s, c))

@@ -123,14 +123,16 @@ class LLMReader:
              answer_types: Sequence[str] = ("freeform",)) -> ReadResult:
         """Answer ``question`` from ``candidates`` (paper ids, best first); never raises for LLM
         failures (the extractive answer fills in)."""
-        fallback = self.extractive.read(question, candidates, pool=pool, options=options, schema=schema)
         if not candidates:
-            return fallback
+            return ReadResult([], [])
         read_ids = list(candidates[: self.params.llm_papers])
-        scored = self.extractive.score_chunks(question, read_ids, pool=pool, limit=len(read_ids))
+        scored = self.extractive.score_chunks(question, candidates, pool=pool,
+                                              limit=max(len(read_ids), self.params.papers))
+        fallback = self.extractive.read(question, candidates, pool=pool, options=options, schema=schema,
+                                        scored=scored)
         per_paper: dict[str, list[Chunk]] = {pid: [] for pid in read_ids}
         for _, c in scored:
-            if len(per_paper[c.paper_id]) < self.params.chunks_per_paper:
+            if c.paper_id in per_paper and len(per_paper[c.paper_id]) < self.params.chunks_per_paper:
                 per_paper[c.paper_id].append(c)
         notes: list[str] = []
         workers = self.params.concurrency if getattr(self.llm.chat, "concurrent", True) else 1
