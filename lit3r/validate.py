@@ -28,9 +28,6 @@ from graph.records import Chunk
 from lit3r.evaluate import evidence_key, normalize_text, object_id
 from lit3r.evidence import evidence_item
 
-ANSWER_TYPES = ("freeform", "multiple_choice", "table")
-
-
 @dataclass
 class QuestionSpec:
     """What a question asks for: ``answer_types``, MC option ``labels``, the table ``schema``
@@ -40,15 +37,6 @@ class QuestionSpec:
     answer_types: tuple[str, ...] = ("freeform",)
     labels: tuple[str, ...] = ()
     schema: list[dict] = field(default_factory=list)
-
-    @classmethod
-    def from_input(cls, row: dict) -> "QuestionSpec":
-        """From a LitTraceQA input line (``multiple_choice_options`` as a list of ``{label, text}``
-        or a ``{label: text}`` dict)."""
-        opts = row.get("multiple_choice_options") or []
-        labels = tuple(o["label"] for o in opts) if isinstance(opts, list) else tuple(opts)
-        return cls(row["query_id"], tuple(row.get("answer_types") or ("freeform",)), labels,
-                   list(row.get("table_schema") or []))
 
 
 def validate_line(line: dict, spec: QuestionSpec, candidates: Sequence[str], graph) -> tuple[dict, list[str]]:
