@@ -164,9 +164,7 @@ class Engine:
                                     answer_types=types)
         timings["read"] = time.perf_counter() - t
         timings["total"] = time.perf_counter() - t0
-        if self.llm:
-            for k in usage.__dataclass_fields__:
-                setattr(usage, k, getattr(self.llm.usage, k) - getattr(usage, k))
+        usage = self.llm.usage.since(usage) if self.llm else Usage()
         res = AskResult(query_id, question, a, rel, cands, read, traces, timings, types, rounds, usage)
         spec = QuestionSpec(query_id, types, tuple(options or ()), list(table_schema or []))
         res.line, res.problems = validate_line(res.raw_submission(), spec, cands, self.graph)

@@ -74,6 +74,10 @@ class Usage:
         for k in self.__dataclass_fields__:
             setattr(self, k, getattr(self, k) + getattr(other, k))
 
+    def since(self, before: "Usage") -> "Usage":
+        """What was used after the snapshot ``before`` (a copy taken with ``Usage(**vars(u))``)."""
+        return Usage(**{k: getattr(self, k) - getattr(before, k) for k in self.__dataclass_fields__})
+
 
 @dataclass
 class StructuredLLM:

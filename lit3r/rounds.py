@@ -145,10 +145,7 @@ def run_retrieve(question: str, retriever: Retriever, params: RetrieveParams,
     ranking_a = pool.ranking_a(retriever.paper_of)
     if ranking_a and ranking_a[0][0] not in seeds:
         seeds.insert(0, ranking_a[0][0])
-    usage = Usage()
-    if llm:
-        for k in usage.__dataclass_fields__:
-            setattr(usage, k, getattr(llm.usage, k) - getattr(usage_before, k))
+    usage = llm.usage.since(usage_before) if llm else Usage()
     return RetrieveResult(pool, ranking_a, seeds, rounds, traces, usage)
 
 
