@@ -1,122 +1,280 @@
-"""The embedded graph store: in-process, persisted as JSONL plus a sparse citation matrix.
+"""The embedded graph store: papers, chunks, CITES and SIMILAR_TO in SQLite, read by id on demand.
 
-Papers, chunks (HAS_CHUNK), references (CITES to works) and SIMILAR_TO neighbours are kept in
-memory; bibliographic coupling is one sparse matrix-vector product over the paper x work
-incidence matrix (scipy.sparse CSR), so it stays fast for tens of thousands of papers. Same
-answers as the Neo4j store (the shared backend tests check it).
+Nothing is loaded at open: a question reads the few hundred chunks it needs in batched ``IN``
+queries, so opening costs the same for 60 papers and for the seed's 27,487 (2.56M chunks).
+Bibliographic coupling is one self-join of the distinct (work, paper) CITES pairs on the work,
+counted per paper, Jaccard from the stored cited-work set sizes (seed paper section 2.2); the
+answers equal the Neo4j store's (the shared backend tests check it).
 
-Folder layout: ``papers.jsonl``, ``chunks.jsonl``, ``references.jsonl``, ``neighbours.jsonl``.
+Writes are staged: :class:`GraphWriter` adds each new or changed paper to ``st_*`` tables (a
+build commits them batch by batch, so an interrupted build resumes), and :meth:`GraphWriter.publish`
+swaps them in and deletes removed papers in the caller's transaction, together with the
+search index's rows (one database, :mod:`graph.sqlite`).
+
+Tables: ``papers(paper_id, record, n_works, hash)``, ``chunks(chunk_id, paper_id, seq, record)``,
+``refs(paper_id, number, work_id, cited_paper_id, record)``, ``cites(work_id, paper_id)``
+(distinct pairs), ``neighbours(paper_id, rank, neighbour_id, score)``; records are the JSON of
+:mod:`graph.records`.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections import defaultdict
+import sqlite3
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
-import numpy as np
-from scipy import sparse
+from graph.records import Chunk, Neighbour, Paper, Reference, Source
+from graph.sqlite import Database, batched_in
 
-from graph.records import Chunk, Neighbour, Paper, Reference
-from graph.store import RecordCache
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS papers (paper_id TEXT PRIMARY KEY, record TEXT NOT NULL, n_works INTEGER NOT NULL DEFAULT 0,
+                                   hash TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS chunks (chunk_id TEXT NOT NULL UNIQUE, paper_id TEXT NOT NULL, seq INTEGER NOT NULL,
+                                   record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_by_paper ON chunks(paper_id, seq);
+CREATE TABLE IF NOT EXISTS refs (paper_id TEXT NOT NULL, number INTEGER NOT NULL, work_id TEXT NOT NULL,
+                                 cited_paper_id TEXT, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS refs_by_paper ON refs(paper_id, number);
+CREATE INDEX IF NOT EXISTS refs_by_cited ON refs(cited_paper_id) WHERE cited_paper_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS cites (work_id TEXT NOT NULL, paper_id TEXT NOT NULL, PRIMARY KEY (work_id, paper_id))
+    WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS cites_by_paper ON cites(paper_id);
+CREATE TABLE IF NOT EXISTS neighbours (paper_id TEXT NOT NULL, rank INTEGER NOT NULL, neighbour_id TEXT NOT NULL,
+                                       score REAL NOT NULL, PRIMARY KEY (paper_id, rank)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS st_papers (paper_id TEXT PRIMARY KEY, record TEXT NOT NULL, hash TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS st_chunks (chunk_id TEXT NOT NULL, paper_id TEXT NOT NULL, seq INTEGER NOT NULL,
+                                      record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS st_chunks_by_paper ON st_chunks(paper_id);
+CREATE TABLE IF NOT EXISTS st_refs (paper_id TEXT NOT NULL, number INTEGER NOT NULL, work_id TEXT NOT NULL,
+                                    cited_paper_id TEXT, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS st_refs_by_paper ON st_refs(paper_id);
+"""
 
-_FILES = {"papers": Paper, "chunks": Chunk, "references": Reference, "neighbours": Neighbour}
+
+def paper_from_json(text: str) -> Paper:
+    """A stored paper record (trusted: validated when it was ingested)."""
+    d = json.loads(text)
+    return Paper.model_construct(**{**d, "source": Source.model_construct(**d["source"])})
 
 
-class EmbeddedGraphStore(RecordCache):
-    """GraphStore (see :mod:`graph.store`) kept in memory and persisted under ``folder``.
+def chunk_from_json(text: str) -> Chunk:
+    """A stored chunk record (trusted)."""
+    return Chunk.model_construct(**json.loads(text))
 
-    Raises FileNotFoundError from :meth:`open` when the folder holds no store.
+
+class GraphWriter:
+    """Stages papers into a writable connection and publishes them (module docstring). The
+    caller owns the transactions (``BEGIN`` / ``COMMIT`` on ``con``). ``direct``: write into
+    the live tables at once (a new index that nobody reads before it is swapped in)."""
+
+    def __init__(self, con: sqlite3.Connection, direct: bool = False) -> None:
+        self.con = con
+        self.direct = direct
+        con.executescript(SCHEMA)
+
+    def live_hashes(self) -> dict[str, str]:
+        """``{paper_id: content hash}`` of the published papers."""
+        return dict(self.con.execute("SELECT paper_id, hash FROM papers"))
+
+    def staged_hashes(self) -> dict[str, str]:
+        """``{paper_id: content hash}`` of papers staged by an earlier, unfinished build."""
+        return dict(self.con.execute("SELECT paper_id, hash FROM st_papers"))
+
+    def unstage(self, paper_ids: Sequence[str]) -> None:
+        """Drop staged papers (their content changed since they were staged)."""
+        for t in ("st_papers", "st_chunks", "st_refs"):
+            self.con.executemany(f"DELETE FROM {t} WHERE paper_id = ?", [(p,) for p in paper_ids])
+
+    def stage(self, paper: dict, chunks: Sequence[dict], refs: Sequence[dict], content_hash: str,
+              lines: Optional[dict] = None) -> None:
+        """Stage one paper with its chunks and references (records as JSON-ready dicts;
+        ``lines``: their JSON text when the caller has it, ``{"paper": str, "chunks": [str],
+        "references": [str]}``)."""
+        pid = paper["paper_id"]
+        dump = lambda r: json.dumps(r, ensure_ascii=False)  # noqa: E731
+        ptext = lines["paper"] if lines else dump(paper)
+        ctext = lines["chunks"] if lines else [dump(c) for c in chunks]
+        rtext = lines["references"] if lines else [dump(r) for r in refs]
+        if self.direct:
+            for table in ("papers", "chunks", "refs", "cites"):
+                self.con.execute(f"DELETE FROM {table} WHERE paper_id = ?", (pid,))
+            works = {r["work_id"] for r in refs}
+            self.con.execute("INSERT INTO papers VALUES (?, ?, ?, ?)", (pid, ptext, len(works), content_hash))
+            self.con.executemany("INSERT OR IGNORE INTO cites VALUES (?, ?)", [(w, pid) for w in works])
+            prefix = ""
+        else:
+            self.con.execute("INSERT OR REPLACE INTO st_papers VALUES (?, ?, ?)", (pid, ptext, content_hash))
+            prefix = "st_"
+        self.con.executemany(f"INSERT INTO {prefix}chunks VALUES (?, ?, ?, ?)",
+                             [(c["chunk_id"], pid, c["seq"], t) for c, t in zip(chunks, ctext)])
+        self.con.executemany(f"INSERT INTO {prefix}refs VALUES (?, ?, ?, ?, ?)",
+                             [(pid, r["number"], r["work_id"], r.get("cited_paper_id"), t) for r, t in zip(refs, rtext)])
+
+    def publish(self, removed: Iterable[str]) -> int:
+        """Replace the live records of every staged paper, delete ``removed`` papers, clear the
+        stage. Returns how many papers were published."""
+        con = self.con
+        con.execute("CREATE TEMP TABLE IF NOT EXISTS gone (paper_id TEXT PRIMARY KEY)")
+        con.execute("DELETE FROM gone")
+        con.executemany("INSERT OR IGNORE INTO gone VALUES (?)", [(p,) for p in removed])
+        con.execute("INSERT OR IGNORE INTO gone SELECT paper_id FROM st_papers")
+        for table in ("papers", "chunks", "refs", "cites", "neighbours"):
+            con.execute(f"DELETE FROM {table} WHERE paper_id IN (SELECT paper_id FROM gone)")
+        con.execute("INSERT INTO papers (paper_id, record, hash) SELECT paper_id, record, hash FROM st_papers")
+        con.execute("INSERT INTO chunks SELECT * FROM st_chunks")
+        con.execute("INSERT INTO refs SELECT * FROM st_refs")
+        con.execute("INSERT OR IGNORE INTO cites SELECT work_id, paper_id FROM st_refs")
+        con.execute("UPDATE papers SET n_works = (SELECT COUNT(*) FROM cites WHERE cites.paper_id = papers.paper_id) "
+                    "WHERE paper_id IN (SELECT paper_id FROM st_papers)")
+        n = con.execute("SELECT COUNT(*) FROM st_papers").fetchone()[0]
+        for t in ("st_papers", "st_chunks", "st_refs"):
+            con.execute(f"DELETE FROM {t}")
+        return n
+
+    def neighbour_lists(self) -> dict[str, list[tuple[str, float]]]:
+        """Every stored SIMILAR_TO list ``{paper_id: [(neighbour_id, score)]}`` by rank."""
+        out: dict[str, list[tuple[str, float]]] = {}
+        for pid, nid, score in self.con.execute("SELECT paper_id, neighbour_id, score FROM neighbours "
+                                                "ORDER BY paper_id, rank"):
+            out.setdefault(pid, []).append((nid, score))
+        return out
+
+    def replace_neighbours(self, paper_ids: Iterable[str], neighbours: Iterable[Neighbour]) -> None:
+        """Replace the SIMILAR_TO lists of ``paper_ids`` by ``neighbours``."""
+        self.con.executemany("DELETE FROM neighbours WHERE paper_id = ?", [(p,) for p in paper_ids])
+        self.con.executemany("INSERT INTO neighbours VALUES (?, ?, ?, ?)",
+                             ((n.paper_id, n.rank, n.neighbour_id, n.score) for n in neighbours))
+
+    def set_neighbours(self, neighbours: Iterable[Neighbour]) -> None:
+        """Replace every SIMILAR_TO edge."""
+        self.con.execute("DELETE FROM neighbours")
+        self.con.executemany("INSERT INTO neighbours VALUES (?, ?, ?, ?)",
+                             ((n.paper_id, n.rank, n.neighbour_id, n.score) for n in neighbours))
+
+
+class EmbeddedGraphStore:
+    """GraphStore (see :mod:`graph.store`) over the SQLite file ``path``. Unknown ids raise KeyError.
+
+    Raises FileNotFoundError from :meth:`open` when no store was built there.
     """
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = Path(folder)
-        self._cache([], [])
-        self._refs: dict[str, list[Reference]] = {}
-        self._similar: dict[str, list[tuple[str, float]]] = {}
-        self._cited_by: dict[str, list[str]] = {}
-        self._ids: list[str] = []
-        self._row: dict[str, int] = {}
-        self._m: sparse.csr_matrix = sparse.csr_matrix((0, 0))
-        self._sizes = np.zeros(0)
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.db = Database(self.path, readonly=True)
 
     # -- writing ---------------------------------------------------------------------------
     def load(self, papers: Sequence[Paper], chunks: Sequence[Chunk], references: Sequence[Reference],
              neighbours: Sequence[Neighbour]) -> None:
-        """Replace the store's content with these records and persist it (atomic per file)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        for name, rows in (("papers", papers), ("chunks", chunks), ("references", references),
-                           ("neighbours", neighbours)):
-            tmp = self.folder / f"{name}.jsonl.tmp"
-            with tmp.open("w", encoding="utf-8") as fh:
-                for r in rows:
-                    fh.write(r.model_dump_json())
-                    fh.write("\n")
-            os.replace(tmp, self.folder / f"{name}.jsonl")
-        self._index(papers, chunks, references, neighbours)
+        """Replace the store's content with these records (one transaction)."""
+        writer_db = Database(self.path, readonly=False)
+        con = writer_db.connect()
+        w = GraphWriter(con)
+        by_paper: dict[str, tuple[list, list]] = {p.paper_id: ([], []) for p in papers}
+        for c in chunks:
+            by_paper[c.paper_id][0].append(c.model_dump(mode="json"))
+        for r in references:
+            by_paper[r.paper_id][1].append(r.model_dump(mode="json"))
+        con.execute("BEGIN")
+        old = [r[0] for r in con.execute("SELECT paper_id FROM papers")]
+        for p in papers:
+            cs, rs = by_paper[p.paper_id]
+            w.stage(p.model_dump(mode="json"), cs, rs, "")
+        w.publish(old)
+        w.set_neighbours(neighbours)
+        con.execute("COMMIT")
+        writer_db.close()
 
     # -- reading ---------------------------------------------------------------------------
     @classmethod
-    def open(cls, folder: Path) -> "EmbeddedGraphStore":
-        """Load a persisted store. Records are trusted (they were validated when written)."""
-        store = cls(folder)
-        if not (store.folder / "papers.jsonl").is_file():
-            raise FileNotFoundError(f"no graph store in {store.folder}: run `lit3r ingest PDF_DIR` first")
-        rows = {}
-        for name, model in _FILES.items():
-            with (store.folder / f"{name}.jsonl").open(encoding="utf-8") as fh:
-                rows[name] = [model.model_construct(**json.loads(line)) for line in fh if line.strip()]
-        store._index(rows["papers"], rows["chunks"], rows["references"], rows["neighbours"])
-        return store
+    def open(cls, path: Path) -> "EmbeddedGraphStore":
+        """Open a built store (nothing is read until asked)."""
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no graph store at {path}: run `lit3r ingest PDF_DIR` first")
+        return cls(path)
 
-    def _index(self, papers, chunks, references, neighbours) -> None:
-        self._cache(papers, chunks)
-        self._ids = sorted(self._papers)
-        self._row = {pid: i for i, pid in enumerate(self._ids)}
-        refs: dict[str, list[Reference]] = defaultdict(list)
-        cited_by: dict[str, set[str]] = defaultdict(set)
-        for r in references:
-            refs[r.paper_id].append(r)
-            if r.cited_paper_id:
-                cited_by[r.cited_paper_id].add(r.paper_id)
-        self._refs = {pid: sorted(rs, key=lambda r: r.number) for pid, rs in refs.items()}
-        self._cited_by = {pid: sorted(s) for pid, s in cited_by.items()}
-        sim: dict[str, list[Neighbour]] = defaultdict(list)
-        for n in neighbours:
-            sim[n.paper_id].append(n)
-        self._similar = {pid: [(n.neighbour_id, n.score) for n in sorted(ns, key=lambda n: n.rank)]
-                         for pid, ns in sim.items()}
-        works = sorted({r.work_id for r in references if r.paper_id in self._row})
-        col = {w: j for j, w in enumerate(works)}
-        pairs = {(self._row[r.paper_id], col[r.work_id]) for r in references if r.paper_id in self._row}
-        rows_, cols_ = (zip(*pairs) if pairs else ((), ()))
-        self._m = sparse.csr_matrix((np.ones(len(pairs), dtype=np.float32), (rows_, cols_)),
-                                    shape=(len(self._ids), len(works)))
-        self._sizes = np.asarray(self._m.sum(axis=1)).ravel()
+    def _known(self, paper_id: str) -> None:
+        if self.db.execute("SELECT 1 FROM papers WHERE paper_id = ?", (paper_id,)).fetchone() is None:
+            raise KeyError(paper_id)
 
-    # -- GraphStore ------------------------------------------------------------------------
+    def paper(self, paper_id: str) -> Paper:
+        """One paper (KeyError when unknown)."""
+        row = self.db.execute("SELECT record FROM papers WHERE paper_id = ?", (paper_id,)).fetchone()
+        if row is None:
+            raise KeyError(paper_id)
+        return paper_from_json(row[0])
+
+    def paper_ids(self) -> list[str]:
+        """All paper ids, sorted."""
+        return [r[0] for r in self.db.execute("SELECT paper_id FROM papers ORDER BY paper_id")]
+
+    def has_papers(self, paper_ids: Sequence[str]) -> set[str]:
+        """The subset of ``paper_ids`` that the store holds (one batched query)."""
+        return {r[0] for r in batched_in(self.db, "SELECT paper_id FROM papers WHERE paper_id IN ({in_})",
+                                          list(dict.fromkeys(paper_ids)))}
+
+    def papers_of(self, chunk_ids: Sequence[str]) -> dict[str, str]:
+        """``{chunk_id: paper_id}`` for the known ids among ``chunk_ids`` (batched)."""
+        return dict(batched_in(self.db, "SELECT chunk_id, paper_id FROM chunks WHERE chunk_id IN ({in_})",
+                               list(dict.fromkeys(chunk_ids))))
+
+    def chunk(self, chunk_id: str) -> Chunk:
+        """One chunk (KeyError when unknown)."""
+        row = self.db.execute("SELECT record FROM chunks WHERE chunk_id = ?", (chunk_id,)).fetchone()
+        if row is None:
+            raise KeyError(chunk_id)
+        return chunk_from_json(row[0])
+
+    def chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks of ``chunk_ids`` in that order (KeyError for any unknown id)."""
+        found = {r[0]: r[1] for r in batched_in(self.db, "SELECT chunk_id, record FROM chunks WHERE chunk_id IN ({in_})",
+                                                 list(dict.fromkeys(chunk_ids)))}
+        missing = [c for c in chunk_ids if c not in found]
+        if missing:
+            raise KeyError(missing[0])
+        return [chunk_from_json(found[c]) for c in chunk_ids]
+
+    def chunks_of(self, paper_id: str) -> list[Chunk]:
+        """The chunks of a paper in ``seq`` order (KeyError for an unknown paper)."""
+        rows = self.db.execute("SELECT record FROM chunks WHERE paper_id = ? ORDER BY seq", (paper_id,)).fetchall()
+        if not rows:
+            self._known(paper_id)
+        return [chunk_from_json(r[0]) for r in rows]
+
     def similar_papers(self, paper_id: str, limit: int = 10) -> list[tuple[str, float]]:
         self._known(paper_id)
-        return self._similar.get(paper_id, [])[:limit]
+        return [(r[0], r[1]) for r in self.db.execute(
+            "SELECT neighbour_id, score FROM neighbours WHERE paper_id = ? ORDER BY rank LIMIT ?", (paper_id, limit))]
+
+    def neighbours_of(self, paper_id: str) -> list[Neighbour]:
+        """The stored SIMILAR_TO edges of a paper, by rank (for loading a server)."""
+        return [Neighbour.model_construct(paper_id=paper_id, neighbour_id=r[0], score=r[1], rank=r[2])
+                for r in self.db.execute("SELECT neighbour_id, score, rank FROM neighbours WHERE paper_id = ? "
+                                         "ORDER BY rank", (paper_id,))]
 
     def coupled_papers(self, paper_id: str, min_shared: int = 2, limit: int = 50) -> list[tuple[str, float, int]]:
-        i = self._row[paper_id]
-        shared = np.asarray((self._m @ self._m[i].T).todense()).ravel()
-        out = []
-        for j in np.flatnonzero(shared >= min_shared):
-            if j == i:
-                continue
-            n = int(shared[j])
-            out.append((self._ids[j], n / (self._sizes[i] + self._sizes[j] - n), n))
+        row = self.db.execute("SELECT n_works FROM papers WHERE paper_id = ?", (paper_id,)).fetchone()
+        if row is None:
+            raise KeyError(paper_id)
+        n_seed = row[0]
+        rows = self.db.execute(
+            "SELECT o.paper_id, COUNT(*) AS shared, p.n_works FROM cites s JOIN cites o ON o.work_id = s.work_id "
+            "JOIN papers p ON p.paper_id = o.paper_id WHERE s.paper_id = ? AND o.paper_id != ? "
+            "GROUP BY o.paper_id HAVING COUNT(*) >= ?", (paper_id, paper_id, min_shared)).fetchall()
+        out = [(pid, shared / (n_seed + n - shared), shared) for pid, shared, n in rows]
         out.sort(key=lambda t: (-t[1], -t[2], t[0]))
         return out[:limit]
 
     def cites(self, paper_id: str) -> list[tuple[int, str, Optional[str]]]:
         self._known(paper_id)
-        return [(r.number, r.work_id, r.cited_paper_id) for r in self._refs.get(paper_id, [])]
+        return [(r[0], r[1], r[2]) for r in self.db.execute(
+            "SELECT number, work_id, cited_paper_id FROM refs WHERE paper_id = ? ORDER BY number", (paper_id,))]
 
     def cited_by(self, paper_id: str) -> list[str]:
         self._known(paper_id)
-        return list(self._cited_by.get(paper_id, []))
+        return [r[0] for r in self.db.execute(
+            "SELECT DISTINCT paper_id FROM refs WHERE cited_paper_id = ? ORDER BY paper_id", (paper_id,))]
+
+    def close(self) -> None:
+        self.db.close()

@@ -1,7 +1,7 @@
 """The GraphStore interface: the system of record for papers, chunks, citations and neighbours.
 
-Two implementations answer through it: :class:`graph.embedded.EmbeddedGraphStore` (in-process,
-zero set-up, the default) and the Neo4j store (Cypher files in ``cypher/``). The Relate step of
+Two implementations answer through it: :class:`graph.embedded.EmbeddedGraphStore` (SQLite,
+in-process, zero set-up, the default) and the Neo4j store (Cypher files in ``cypher/``). The Relate step of
 the seed paper (section 2.2) uses :meth:`similar_papers` and :meth:`coupled_papers`; the
 reader uses :meth:`chunk` / :meth:`chunks_of` to build evidence locators.
 """
@@ -28,6 +28,15 @@ class GraphStore(Protocol):
 
     def chunk(self, chunk_id: str) -> Chunk:
         """One chunk."""
+
+    def chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks of ``chunk_ids`` in that order, read in batches (KeyError for an unknown id)."""
+
+    def has_papers(self, paper_ids: Sequence[str]) -> set[str]:
+        """The subset of ``paper_ids`` the store holds."""
+
+    def papers_of(self, chunk_ids: Sequence[str]) -> dict[str, str]:
+        """``{chunk_id: paper_id}`` for the known ids among ``chunk_ids`` (batched)."""
 
     def chunks_of(self, paper_id: str) -> list[Chunk]:
         """The chunks of a paper in ``seq`` order."""
@@ -77,6 +86,18 @@ class RecordCache:
     def chunk(self, chunk_id: str) -> Chunk:
         """One chunk (KeyError when unknown)."""
         return self._chunks[chunk_id]
+
+    def chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks of ``chunk_ids`` in that order (KeyError for an unknown id)."""
+        return [self._chunks[c] for c in chunk_ids]
+
+    def has_papers(self, paper_ids: Sequence[str]) -> set[str]:
+        """The subset of ``paper_ids`` held."""
+        return {p for p in paper_ids if p in self._papers}
+
+    def papers_of(self, chunk_ids: Sequence[str]) -> dict[str, str]:
+        """``{chunk_id: paper_id}`` for the known ids among ``chunk_ids``."""
+        return {c: self._chunks[c].paper_id for c in chunk_ids if c in self._chunks}
 
     def chunks_of(self, paper_id: str) -> list[Chunk]:
         """The chunks of a paper in ``seq`` order (KeyError for an unknown paper)."""

@@ -1,37 +1,49 @@
-"""Corpus build: records -> embeddings -> graph store and search index (the embedded backend).
+"""Corpus build: records -> embeddings -> graph store and search index, streamed and incremental.
 
-``build_stores(settings)`` reads the corpus files in ``settings.home`` (written by
-:func:`ingest.corpus.ingest_corpus`), encodes chunks (chunk encoder) and papers (paper encoder,
-title + abstract as SPECTER2 expects), computes the SIMILAR_TO top-k neighbours, and writes:
+``build_stores(settings)`` streams the corpus files in ``settings.home`` (written by
+:func:`ingest.corpus.ingest_corpus`) paper by paper and writes ``home/index/``:
 
-    home/index/graph/      the embedded graph store (papers, chunks, CITES, SIMILAR_TO)
-    home/index/search/     chunk BM25, paper BM25, dense chunk vectors
-    home/index/emb/        per-paper embedding cache (model + chunk texts -> vectors)
-    home/index/manifest.json   what was built from what, with which models
+    lit3r.sqlite           graph records (:mod:`graph.embedded`) and search rows (:mod:`lit3r.embedded_index`)
+    chunk_vectors.f32      chunk vectors, append-only, memory-mapped by readers
+    paper_vectors.f32      paper-encoder vectors (SIMILAR_TO), one per paper version
+    chunks-<n>/, papers-<n>/, *.dl   BM25 segments (:mod:`lit3r.bm25`)
+    manifest.json          what was built from what, with which models, and the last report
 
-Incremental: a paper whose chunk texts and model are unchanged reuses its cached vectors, so
-adding PDFs only encodes the new papers; BM25 and the graph are rebuilt (seconds). A build
-whose corpus and models are unchanged is skipped.
+Memory holds one batch of papers (``build_batch_chunks`` chunks), the vocabulary and one part
+of postings at a time, so the seed's 2.56M chunks build in a few GB.
+
+Incremental: a paper whose records are unchanged costs one hash; a changed paper is restaged
+(its vectors are copied when its chunk texts are unchanged, else encoded); a paper no longer
+in the corpus files is deleted from every store; the new postings become one new BM25 segment
+and SIMILAR_TO is recomputed over the paper vectors. Everything a build writes is staged and
+committed batch by batch, then published in one transaction: an interrupted build leaves the
+previous stores answering as before, and the next build resumes from its last batch. A build
+whose models or format differ from the index's writes a new index beside it (``index.new``)
+and swaps it in at the end.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 import numpy as np
+from tqdm import tqdm
 
-from graph.embedded import EmbeddedGraphStore
-from graph.records import Chunk, Neighbour, Paper
-from ingest.corpus import load_corpus
+from graph.embedded import GraphWriter
+from graph.records import Neighbour, Paper
+from ingest.corpus import PaperRecords, corpus_size, iter_corpus
 from lit3r.config import Settings
-from lit3r.embedded_index import EmbeddedSearchIndex
+from lit3r.embedded_index import DB_NAME, IndexWriter, stored_dim
 
-BUILD_VERSION = "1"
+BUILD_VERSION = "2"
+#: Chunks encoded and committed together (one batch of the stream).
+BATCH_CHUNKS = 4096
 
 
 @dataclass
@@ -43,8 +55,11 @@ class BuildReport:
     references: int = 0
     neighbours: int = 0
     encoded_papers: int = 0
+    staged_papers: int = 0
+    removed_papers: int = 0
+    resumed_papers: int = 0
     skipped: bool = False
-    seconds: dict = None  # type: ignore[assignment]
+    seconds: dict = field(default_factory=dict)
     servers: Optional[dict] = None
 
 
@@ -56,138 +71,290 @@ def _digest(*parts: str) -> str:
     return h.hexdigest()
 
 
-def _fingerprint(home: Path, settings: Settings) -> str:
-    h = hashlib.sha1(BUILD_VERSION.encode())
-    for name in ("papers.jsonl", "chunks.jsonl", "references.jsonl"):
-        h.update((home / name).read_bytes())
-    h.update(settings.models.model_dump_json().encode())
-    h.update(str(settings.relate.similar_k).encode())
-    h.update(f"{settings.retrieve.bm25_k1},{settings.retrieve.bm25_b}".encode())
-    if settings.backend != "embedded":  # the servers must be (re)loaded too
-        h.update(settings.model_dump_json(include={"backend", "neo4j", "opensearch"}).encode())
-    return h.hexdigest()
-
-
-def paper_text_for_encoder(paper: Paper) -> str:
+def paper_text_for_encoder(paper: Paper | dict) -> str:
     """SPECTER2's input: ``title [SEP] abstract`` (sentence-transformers adds special tokens)."""
-    return f"{paper.title} [SEP] {paper.abstract}".strip()
+    title, abstract = (paper["title"], paper.get("abstract", "")) if isinstance(paper, dict) else (paper.title, paper.abstract)
+    return f"{title or ''} [SEP] {abstract or ''}".strip()
 
 
-def _cached_vectors(cache: Path, key: str, texts: list[str], encode: Callable[[list[str]], np.ndarray]) -> tuple[np.ndarray, bool]:
-    path = cache / f"{key}.npy"
-    if path.is_file():
-        return np.load(path), False
-    vecs = encode(texts) if texts else np.zeros((0, 0), dtype=np.float32)
-    tmp = cache / f"{key}.tmp.npy"
-    np.save(tmp, vecs)
-    tmp.replace(path)
-    return vecs, True
+def top_k_neighbours(paper_ids: Sequence[str], vectors: np.ndarray, k: int,
+                     rows: Optional[Sequence[int]] = None) -> list[Neighbour]:
+    """SIMILAR_TO edges: for each paper (or each of ``rows``) its ``k`` most cosine-similar
+    other papers.
 
-
-def top_k_neighbours(paper_ids: Sequence[str], vectors: np.ndarray, k: int) -> list[Neighbour]:
-    """SIMILAR_TO edges: for each paper its ``k`` most cosine-similar other papers.
-
-    ``vectors``: (n, dim) L2-normalised. Ties break by paper id. O(n^2 dim) in blocks of 1,024
-    rows, fine for tens of thousands of papers.
+    ``vectors``: (n, dim) L2-normalised. Ties break by paper id. O(len(rows) n dim) in blocks of
+    1,024 rows (the seed's 27,487 papers: about 20 s on 2 cores).
     """
     out: list[Neighbour] = []
     n = len(paper_ids)
-    if n < 2:
+    if n < 2 or k < 1:
         return out
     kk = min(k, n - 1)
-    for start in range(0, n, 1024):
-        sims = vectors[start:start + 1024] @ vectors.T
-        for r, row in enumerate(sims):
-            i = start + r
+    rows = list(range(n)) if rows is None else list(rows)
+    for start in range(0, len(rows), 1024):
+        part = rows[start:start + 1024]
+        sims = vectors[part] @ vectors.T
+        for row, i in zip(sims, part):
             row[i] = -np.inf
             top = np.argpartition(-row, kk - 1)[:kk]
             top = sorted(top, key=lambda j: (-row[j], paper_ids[j]))
-            out.extend(Neighbour(paper_id=paper_ids[i], neighbour_id=paper_ids[j], score=float(row[j]), rank=rank)
-                       for rank, j in enumerate(top, start=1))
+            out.extend(Neighbour.model_construct(paper_id=paper_ids[i], neighbour_id=paper_ids[j], score=float(row[j]),
+                                                 rank=rank) for rank, j in enumerate(top, start=1))
     return out
 
 
-def build_stores(settings: Settings, *, progress: bool = False, force: bool = False,
-                 encoder_loader: Optional[Callable] = None) -> BuildReport:
-    """Build (or update) the embedded stores of the corpus in ``settings.home``.
+def update_neighbours(old: dict[str, list[tuple[str, float]]], paper_ids: Sequence[str], vectors: np.ndarray,
+                      k: int, changed: set[str]) -> tuple[set[str], list[Neighbour]]:
+    """SIMILAR_TO after the papers in ``changed`` were added or re-encoded and those missing
+    from ``paper_ids`` removed, touching only the lists that can change: the changed papers'
+    own, those that held a changed or removed paper, those shorter than k (recomputed in full),
+    and those a changed paper now enters (merged). Equal to :func:`top_k_neighbours` over all
+    papers. ``old``: the stored lists ``{paper_id: [(neighbour_id, score)]}`` by rank. Returns
+    ``(papers whose list is replaced, their new edges)``."""
+    n = len(paper_ids)
+    pos = {p: i for i, p in enumerate(paper_ids)}
+    kk = min(k, n - 1)
+    if n < 2 or kk < 1:
+        return set(old), []
+    full = {p for p in paper_ids if p in changed or p not in old or len(old[p]) < kk
+            or any(q in changed or q not in pos for q, _ in old[p])}
+    cols = [pos[p] for p in changed if p in pos]
+    affected = set(full) | (set(old) - set(pos))
+    out = top_k_neighbours(paper_ids, vectors, k, rows=sorted(pos[p] for p in full))
+    rest = [i for i, p in enumerate(paper_ids) if p not in full]
+    if cols and rest:
+        for start in range(0, len(rest), 4096):
+            part = rest[start:start + 4096]
+            sims = vectors[part] @ vectors[cols].T
+            for row, i in zip(sims, part):
+                pid = paper_ids[i]
+                lst = old[pid]
+                kth_s, kth_id = lst[-1][1], lst[-1][0]
+                enter = [(paper_ids[cols[c]], float(row[c])) for c in np.flatnonzero(row >= kth_s)]
+                enter = [(q, sc) for q, sc in enter if sc > kth_s or q < kth_id]
+                if not enter:
+                    continue
+                merged = sorted(lst + enter, key=lambda t: (-t[1], t[0]))[:kk]
+                affected.add(pid)
+                out.extend(Neighbour.model_construct(paper_id=pid, neighbour_id=q, score=sc, rank=r)
+                           for r, (q, sc) in enumerate(merged, start=1))
+    return affected, out
 
-    Raises FileNotFoundError when no corpus has been ingested there, and
+
+def _format(settings: Settings) -> dict:
+    """What an index must share with the settings to be updated in place."""
+    return {"build_version": BUILD_VERSION, "models": settings.models.model_dump(mode="json")}
+
+
+def _index_state(folder: Path) -> Optional[dict]:
+    path = folder / "manifest.json"
+    if not (folder / DB_NAME).is_file() or not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+class _Encoders:
+    """The chunk and paper encoders, loaded on first use (an unchanged corpus loads no model)."""
+
+    def __init__(self, settings: Settings, loader: Callable) -> None:
+        self.m = settings.models
+        self.loader = loader
+        self._chunk = self._paper = None
+
+    @property
+    def chunk(self):
+        if self._chunk is None:
+            m = self.m
+            self._chunk = self.loader(m.chunk_encoder, device=m.device, batch_size=m.batch_size,
+                                      query_prompt=m.query_prompt, dtype=m.dtype)
+        return self._chunk
+
+    @property
+    def paper(self):
+        if self._paper is None:
+            m = self.m
+            self._paper = self.chunk if (m.paper_encoder, m.paper_adapter) == (m.chunk_encoder, None) else self.loader(
+                m.paper_encoder, device=m.device, batch_size=m.batch_size, adapter=m.paper_adapter, dtype=m.dtype)
+        return self._paper
+
+
+def build_stores(settings: Settings, *, progress: bool = False, force: bool = False,
+                 encoder_loader: Optional[Callable] = None, batch_chunks: int = BATCH_CHUNKS) -> BuildReport:
+    """Build (or update) the embedded stores of the corpus in ``settings.home`` (module docstring).
+
+    ``force``: rebuild from scratch (re-encode everything); ``encoder_loader``: builds an
+    encoder from a model spec (default :func:`lit3r.models.load_encoder`); ``batch_chunks``:
+    chunks per committed batch.
+    Raises FileNotFoundError when no corpus has been ingested there,
+    :class:`ingest.corpus.CorpusOrderError` for out-of-order corpus files, and
     ``lit3r.models.ModelError`` when an encoder cannot be loaded.
     """
     from lit3r.models import load_encoder
 
-    load = encoder_loader or load_encoder
     home = Path(settings.home)
     t0 = time.perf_counter()
-    papers, chunks, refs = load_corpus(home)
-    index_dir = settings.index_dir
-    manifest_path = index_dir / "manifest.json"
-    fp = _fingerprint(home, settings)
-    report = BuildReport(papers=len(papers), chunks=len(chunks), references=len(refs), seconds={})
-    if not force and manifest_path.is_file() and json.loads(manifest_path.read_text()).get("fingerprint") == fp:
-        report.skipped = True
-        report.seconds["total"] = time.perf_counter() - t0
-        return report
-    m = settings.models
-    chunk_enc = load(m.chunk_encoder, device=m.device, batch_size=m.batch_size, query_prompt=m.query_prompt, dtype=m.dtype)
-    paper_enc = chunk_enc if (m.paper_encoder, m.paper_adapter) == (m.chunk_encoder, None) else load(
-        m.paper_encoder, device=m.device, batch_size=m.batch_size, adapter=m.paper_adapter, dtype=m.dtype)
-    cache = index_dir / "emb"
-    cache.mkdir(parents=True, exist_ok=True)
+    n_papers = corpus_size(home)
+    if not (home / "papers.jsonl").is_file():
+        raise FileNotFoundError(f"no corpus in {home}: run `lit3r ingest PDF_DIR` first")
+    final = settings.index_dir
+    fmt = _format(settings)
+    state = _index_state(final)
+    in_place = not force and state is not None and state.get("format") == fmt
+    target = final if in_place else final.with_name(final.name + ".new")
+    if not in_place:
+        new_state = _index_state(target)
+        if force or new_state is None or new_state.get("format") != fmt:
+            shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True, exist_ok=True)
+    if not (target / "manifest.json").is_file():
+        (target / "manifest.json").write_text(json.dumps({"format": fmt}, indent=2), encoding="utf-8")
+    enc = _Encoders(settings, encoder_loader or load_encoder)
+    report = BuildReport()
+    secs = report.seconds
+    for k in ("stream", "encode", "stage", "publish", "neighbours"):
+        secs[k] = 0.0
 
-    by_paper: dict[str, list[Chunk]] = {}
-    for c in chunks:
-        by_paper.setdefault(c.paper_id, []).append(c)
-    t = time.perf_counter()
-    keys = {p.paper_id: _digest(chunk_enc.name, *(c.text for c in by_paper.get(p.paper_id, []))) for p in papers}
-    todo = [p for p in papers if not (cache / f"{keys[p.paper_id]}.npy").is_file()]
-    pending = [c.text for p in todo for c in by_paper.get(p.paper_id, [])]
-    fresh = iter(chunk_enc.encode(pending, progress=progress)) if pending else iter(())
-    vec_parts = []
-    for p in papers:
-        cs = by_paper.get(p.paper_id, [])
-        vecs, new = _cached_vectors(cache, keys[p.paper_id], [c.text for c in cs],
-                                    lambda texts: np.stack([next(fresh) for _ in texts]).astype(np.float32))
-        report.encoded_papers += new
-        vec_parts.append(vecs.reshape(len(cs), chunk_enc.dim))
-    chunk_vectors = np.concatenate(vec_parts) if vec_parts else np.zeros((0, chunk_enc.dim), np.float32)
-    report.seconds["encode_chunks"] = time.perf_counter() - t
+    dim = stored_dim(target)
+    writer = IndexWriter(target, dim=dim or enc.chunk.dim, k1=settings.retrieve.bm25_k1, b=settings.retrieve.bm25_b)
+    try:
+        graph = GraphWriter(writer.con, direct=not in_place)
+        live_s, staged_s = writer.live(), writer.staged()
+        live_g, staged_g = graph.live_hashes(), graph.staged_hashes()
+        seen: set[str] = set()
+        batch: list[tuple[PaperRecords, str, str, bool, bool]] = []
+        pending = 0
+        bar = tqdm(total=n_papers, desc="building index", unit="paper", disable=not progress, mininterval=2)
 
-    t = time.perf_counter()
-    ptexts = [paper_text_for_encoder(p) for p in papers]
-    pkey = _digest("papers", paper_enc.name, str(m.paper_adapter), *ptexts)
-    paper_vectors, _ = _cached_vectors(cache, pkey, ptexts, lambda x: paper_enc.encode(x, progress=progress))
-    neighbours = top_k_neighbours([p.paper_id for p in papers], paper_vectors, settings.relate.similar_k)
-    report.neighbours = len(neighbours)
-    report.seconds["encode_papers"] = time.perf_counter() - t
+        def flush() -> None:
+            nonlocal batch, pending
+            if not batch:
+                return
+            ts = time.perf_counter()
+            todo = [(rec, ch, ph) for rec, ch, ph, _, s in batch if s]
+            need = [(rec, ch) for rec, ch, _ in todo if writer.cached_vectors(ch, len(rec.chunks)) is None]
+            texts = [c["text"] for rec, _ in need for c in rec.chunks]
+            fresh = enc.chunk.encode(texts) if texts else np.zeros((0, writer.dim), np.float32)
+            pneed = [(rec, ph) for rec, _, ph in todo if writer.cached_paper_vector(ph) is None]
+            pfresh = enc.paper.encode([paper_text_for_encoder(rec.paper) for rec, _ in pneed]) if pneed else None
+            secs["encode"] += time.perf_counter() - ts
+            ts = time.perf_counter()
+            writer.begin()
+            i = 0
+            by_hash = {}
+            for rec, ch in need:
+                by_hash[ch] = np.asarray(fresh[i:i + len(rec.chunks)], np.float32)
+                i += len(rec.chunks)
+            pby = {ph: np.asarray(pfresh[j], np.float32) for j, (_, ph) in enumerate(pneed)}
+            for rec, ch, ph, graph_todo, search in batch:
+                pid = rec.paper_id
+                if graph_todo:
+                    if pid in staged_g:
+                        graph.unstage([pid])
+                    graph.stage(rec.paper, rec.chunks, rec.references, rec.digest, rec.text_lines())
+                if not search:
+                    continue
+                if pid in staged_s:
+                    writer.unstage([pid])
+                vecs = by_hash.get(ch)
+                report.encoded_papers += vecs is not None
+                if vecs is None:
+                    vecs = writer.cached_vectors(ch, len(rec.chunks))
+                    vecs = vecs if vecs is not None else np.zeros((0, writer.dim), np.float32)
+                pv = pby.get(ph)
+                pv = pv if pv is not None else writer.cached_paper_vector(ph)
+                texts_p = [c["text"] for c in rec.chunks]
+                writer.add_paper(pid, [c["chunk_id"] for c in rec.chunks], texts_p, vecs, chunk_hash=ch,
+                                 paper_hash=ph, head="\n".join(texts_p), paper_vector=pv)
+            writer.flush_batch()
+            writer.commit()
+            secs["stage"] += time.perf_counter() - ts
+            report.staged_papers += len(batch)
+            batch, pending = [], 0
 
-    t = time.perf_counter()
-    EmbeddedGraphStore(index_dir / "graph").load(papers, chunks, refs, neighbours)
-    report.seconds["graph"] = time.perf_counter() - t
-    t = time.perf_counter()
-    ordered = [c for p in papers for c in by_paper.get(p.paper_id, [])]
-    EmbeddedSearchIndex.build(
-        index_dir / "search", [c.chunk_id for c in ordered], [c.text for c in ordered],
-        [p.paper_id for p in papers], ["\n".join(c.text for c in by_paper.get(p.paper_id, [])) for p in papers],
-        chunk_vectors, k1=settings.retrieve.bm25_k1, b=settings.retrieve.bm25_b)
-    report.seconds["search_index"] = time.perf_counter() - t
-    if settings.backend == "neo4j+opensearch":
+        ts = time.perf_counter()
+        chunk_name = settings.models.chunk_encoder
+        paper_name = f"{settings.models.paper_encoder}|{settings.models.paper_adapter}"
+        for rec in iter_corpus(home):
+            pid = rec.paper_id
+            seen.add(pid)
+            report.papers += 1
+            report.chunks += rec.n_chunks
+            report.references += len(rec.lines["references"])
+            if live_g.get(pid) == rec.digest and pid in live_s:
+                bar.update()  # unchanged: the same lines give the same chunks, texts and vectors
+                continue
+            ch = _digest(chunk_name, *(f"{c['chunk_id']}\0{c['text']}" for c in rec.chunks))
+            ph = _digest(paper_name, paper_text_for_encoder(rec.paper))
+            g_live, g_staged = live_g.get(pid) == rec.digest, staged_g.get(pid) == rec.digest
+            s_live, s_staged = live_s.get(pid) == (ch, ph), staged_s.get(pid) == (ch, ph)
+            if (g_live or g_staged) and (s_live or s_staged):
+                report.resumed_papers += 1  # done by an interrupted build
+                bar.update()
+                continue
+            batch.append((rec, ch, ph, not (g_live or g_staged), not (s_live or s_staged)))
+            pending += len(rec.chunks)
+            if pending >= batch_chunks:
+                secs["stream"] += time.perf_counter() - ts
+                flush()
+                ts = time.perf_counter()
+            bar.update()
+        secs["stream"] += time.perf_counter() - ts
+        flush()
+        bar.close()
+        removed = sorted(set(live_g) - seen)
+        report.removed_papers = len(removed)
+        staged_any = bool(graph.staged_hashes()) or bool(writer.staged())
+        publish = staged_any or bool(removed) or not in_place
+        k = settings.relate.similar_k
+        relink = publish or (state or {}).get("similar_k") != k
+        servers_fp = _digest(settings.model_dump_json(include={"backend", "neo4j", "opensearch"})) \
+            if settings.backend != "embedded" else None
+        reload = servers_fp is not None and (relink or (state or {}).get("servers") != servers_fp)
+        if not relink and not reload:
+            report.skipped = True
+            secs["total"] = time.perf_counter() - t0
+            return report
+        ts = time.perf_counter()
+        changed = set(writer.staged())
+        writer.begin()
+        if publish:
+            graph.publish(removed)
+            writer.publish(removed)
+        secs["publish"] = time.perf_counter() - ts
+        ts = time.perf_counter()
+        if relink:
+            ids, pvecs = writer.live_paper_vectors()
+            if in_place and (state or {}).get("similar_k") == k:
+                affected, neighbours = update_neighbours(graph.neighbour_lists(), ids, pvecs, k, changed)
+                graph.replace_neighbours(affected, neighbours)
+            else:
+                neighbours = top_k_neighbours(ids, pvecs, k)
+                graph.set_neighbours(neighbours)
+            report.neighbours = len(neighbours)
+        writer.commit()
+        writer.cleanup()
+        secs["neighbours"] = time.perf_counter() - ts
+    finally:
+        writer.close()
+    if not in_place:
+        old = final.with_name(final.name + ".old")
+        shutil.rmtree(old, ignore_errors=True)
+        if final.exists():
+            final.replace(old)
+        target.replace(final)
+        shutil.rmtree(old, ignore_errors=True)
+    if reload:
         from lit3r.backends import load_servers
 
-        t = time.perf_counter()
-        report.servers = load_servers(settings, papers, ordered, refs, neighbours,
-                                      ["\n".join(c.text for c in by_paper.get(p.paper_id, [])) for p in papers],
-                                      chunk_vectors)
-        report.seconds["servers"] = time.perf_counter() - t
-    report.seconds["total"] = time.perf_counter() - t0
-    manifest_path.write_text(json.dumps({
-        "fingerprint": fp, "build_version": BUILD_VERSION, "models": m.model_dump(), "dim": chunk_enc.dim,
-        "report": asdict(report)}, indent=2), encoding="utf-8")
-    _prune_cache(cache, keep=set(keys.values()) | {pkey})
+        ts = time.perf_counter()
+        report.servers = load_servers(settings)
+        secs["servers"] = time.perf_counter() - ts
+    secs["total"] = time.perf_counter() - t0
+    (final / "manifest.json").write_text(json.dumps({
+        "format": fmt, "dim": writer.dim, "models": settings.models.model_dump(mode="json"), "similar_k": k,
+        "servers": servers_fp if reload else (state or {}).get("servers"), "report": asdict(report)}, indent=2),
+        encoding="utf-8")
     return report
-
-
-def _prune_cache(cache: Path, keep: set[str]) -> None:
-    for f in cache.glob("*.npy"):
-        if f.stem not in keep:
-            f.unlink()

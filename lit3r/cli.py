@@ -98,8 +98,11 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
         f"({report.resolved_references} resolved to corpus papers); {report.seconds:.1f} s"
     )
     if built is not None:
+        removed = f", {built.removed_papers} removed" if built.removed_papers else ""
+        resumed = f", {built.resumed_papers} resumed from an interrupted build" if built.resumed_papers else ""
         how = "unchanged, kept" if built.skipped else (
-            f"{built.encoded_papers} paper(s) encoded, {built.neighbours} SIMILAR_TO edges; {built.seconds['total']:.1f} s")
+            f"{built.encoded_papers} paper(s) encoded{removed}{resumed}, {built.neighbours} SIMILAR_TO edges; "
+            f"{built.seconds['total']:.1f} s")
         click.echo(f"index in {settings.index_dir}: {how}")
     if metadata_only and report.parsed + report.unchanged == 0:
         raise click.ClickException(f"no paper with a title in {metadata_file}: give lines with paper_id and title")
@@ -108,6 +111,7 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
 
 
 def _build(settings, quiet: bool):
+    from ingest.corpus import CorpusOrderError
     from lit3r.build import build_stores
     from lit3r.models import ModelError
 
@@ -116,8 +120,12 @@ def _build(settings, quiet: bool):
                    "about 1-2 minutes per 1,000 chunks on 2 CPU cores)...", err=True)
     try:
         return build_stores(settings, progress=sys.stderr.isatty() and not quiet)
-    except ModelError as exc:
+    except (ModelError, CorpusOrderError) as exc:
         raise click.ClickException(str(exc)) from None
+    except KeyboardInterrupt:
+        click.echo("Error: interrupted: the previous index still answers; run the same command again to resume "
+                   "the build", err=True)
+        sys.exit(130)
 
 
 @main.command()
@@ -204,9 +212,10 @@ def _engine_errors(settings):
 
     try:
         yield
-    except FileNotFoundError:
-        raise click.ClickException(
-            f"no corpus index in {settings.home}: run `lit3r ingest PDF_DIR` first (or pass --home)") from None
+    except FileNotFoundError as exc:
+        raise click.ClickException(str(exc) if "lit3r ingest" in str(exc) else
+                                   f"no corpus index in {settings.home}: run `lit3r ingest PDF_DIR` first "
+                                   f"(or pass --home)") from None
     except (ModelError, LLMError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
 

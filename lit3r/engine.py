@@ -19,7 +19,7 @@ from typing import Any, Optional, Sequence
 from lit3r.backends import open_stores
 from lit3r.config import Settings
 from lit3r.evidence import evidence_item
-from lit3r.read import ExtractiveReader, ReadResult
+from lit3r.read import ExtractiveReader, ReadResult, ask_part
 from lit3r.read_llm import LLMReader
 from lit3r.validate import QuestionSpec, validate_line
 from lit3r.relate import RelateResult, candidates, relate
@@ -102,14 +102,14 @@ class Engine:
 
     def __init__(self, settings: Settings, encoder=None, llm=None) -> None:
         from lit3r.llm import make_llm
-        from lit3r.models import load_encoder, make_reranker
+        from lit3r.models import CachedQueryEncoder, load_encoder, make_reranker
 
         t = time.perf_counter()
         self.settings = settings
         self.graph, self.index = open_stores(settings)
         m = settings.models
-        self.encoder = encoder or load_encoder(m.chunk_encoder, device=m.device, batch_size=m.batch_size,
-                                               query_prompt=m.query_prompt, dtype=m.dtype)
+        self.encoder = CachedQueryEncoder(encoder or load_encoder(
+            m.chunk_encoder, device=m.device, batch_size=m.batch_size, query_prompt=m.query_prompt, dtype=m.dtype))
         reranker = make_reranker(m, self.encoder) if m.reranker == "cross-encoder" else None
         self.retriever = Retriever(self.index, self.graph, self.encoder, settings.retrieve, reranker)
         self.extractive = ExtractiveReader(self.graph, self.index, self.encoder, settings.read)
@@ -133,16 +133,17 @@ class Engine:
             types += ("table",)
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
+        self.encoder.encode_queries([question, ask_part(question)])  # every text of the question, one batch
         usage = Usage(**vars(self.llm.usage)) if self.llm else Usage()
         if papers is not None:
-            known = set(self.graph.paper_ids())
-            unknown = [p for p in papers if p not in known]
             if not papers:
                 raise ValueError("no paper ids given: pass ids like 2007.14062,1706.03762")
+            known = self.graph.has_papers(papers)
+            unknown = [p for p in papers if p not in known]
             if unknown:
                 import difflib
 
-                close = difflib.get_close_matches(unknown[0], sorted(known), n=3)
+                close = difflib.get_close_matches(unknown[0], self.graph.paper_ids(), n=3)
                 hint = f" (did you mean {', '.join(close)}?)" if close else ""
                 raise ValueError(f"unknown paper id(s) {', '.join(unknown)}{hint}: the ids are the paper_id "
                                  f"fields of {Path(self.settings.home) / 'papers.jsonl'}")

@@ -285,13 +285,90 @@ def pick_dtype(device: str, dtype: str = "auto") -> str:
     return "float32"
 
 
+class HashingEncoder:
+    """A model-free encoder: feature hashing of the BM25 tokens into ``buckets`` counts
+    (scikit-learn's HashingVectorizer, murmurhash), then a fixed seeded Gaussian projection to
+    ``dim``, L2-normalised, so texts sharing words get close vectors. It understands nothing; it
+    exists so that scale benchmarks and store tests measure the stores, not a model (spec
+    ``hashing:<dim>``, e.g. ``hashing:384``). Deterministic across processes; about 10k chunks/s
+    per core.
+    """
+
+    def __init__(self, dim: int = 384, buckets: int = 1 << 14, seed: int = 0) -> None:
+        from sklearn.feature_extraction.text import HashingVectorizer
+
+        from lit3r.tokenize import TOKEN_PATTERN
+
+        if dim < 1:
+            raise ValueError("dim must be at least 1")
+        self.name = f"hashing:{dim}"
+        self.dim = int(dim)
+        self.device = "cpu"
+        self._hv = HashingVectorizer(n_features=buckets, alternate_sign=False, norm=None, lowercase=True,
+                                     token_pattern=TOKEN_PATTERN, dtype=np.float32)
+        self._proj = np.random.default_rng(seed).standard_normal((buckets, self.dim)).astype(np.float32)
+
+    def encode(self, texts: list[str], *, progress: bool = False) -> np.ndarray:
+        """float32 (len(texts), dim), unit rows (a text without tokens gets a zero row)."""
+        if not len(texts):
+            return np.zeros((0, self.dim), np.float32)
+        return _normalise(np.asarray(self._hv.transform(texts) @ self._proj))
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        return self.encode(texts)
+
+    def __repr__(self) -> str:
+        return f"HashingEncoder(dim={self.dim})"
+
+
 @functools.lru_cache(maxsize=None)
 def load_encoder(spec: str, device: str = "auto", batch_size: int = 64, query_prompt: Optional[str] = None,
                  adapter: Optional[str] = None, dtype: str = "auto") -> Encoder:
     """The :class:`Encoder` for these arguments, loaded once per process (loading takes ~1 s
     after the first torch import; an 8B model far longer) and shared afterwards. Failed loads
-    are not cached. Raises :class:`ModelError` as :class:`Encoder` does."""
+    are not cached. ``hashing:<dim>`` gives the model-free :class:`HashingEncoder`. Raises
+    :class:`ModelError` as :class:`Encoder` does."""
+    if spec.startswith("hashing:"):
+        try:
+            return HashingEncoder(int(spec.split(":", 1)[1]))  # type: ignore[return-value]
+        except ValueError:
+            raise ModelError(f"cannot load encoder {spec!r}: the hashing encoder's spec is hashing:<dim>, "
+                             f"e.g. hashing:384") from None
     return Encoder(spec, device=device, batch_size=batch_size, query_prompt=query_prompt, adapter=adapter, dtype=dtype)
+
+
+class CachedQueryEncoder:
+    """An encoder whose :meth:`encode_queries` encodes each distinct text once: texts not seen
+    before are encoded together in one batch, the others come from a bounded cache (``size``
+    texts, then it starts over). Every other attribute is the wrapped encoder's. Thread-safe."""
+
+    def __init__(self, encoder, size: int = 4096) -> None:
+        import threading
+
+        self.encoder = encoder
+        self.size = size
+        self._cache: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str):
+        return getattr(self.encoder, name)
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        """(len(texts), dim) float32 unit rows, as the wrapped encoder's."""
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            vecs = self.encoder.encode_queries(missing)
+            with self._lock:
+                if len(self._cache) + len(missing) > self.size:
+                    self._cache = {}
+                self._cache.update(zip(missing, np.asarray(vecs, np.float32)))
+                got = dict(zip(missing, np.asarray(vecs, np.float32)))
+        else:
+            got = {}
+        with self._lock:
+            rows = [got[t] if t in got else self._cache[t] for t in texts]
+        return np.stack(rows) if rows else np.zeros((0, self.encoder.dim), np.float32)
 
 
 @runtime_checkable

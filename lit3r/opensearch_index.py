@@ -7,9 +7,9 @@ same terms (Lucene stores document lengths in one byte, so scores differ slightl
 vectors go into a ``knn_vector`` field (HNSW, Lucene engine, inner product on L2-normalised
 vectors = cosine); k-NN search is approximate.
 
-The corpus build keeps its local files (chunk ids, vectors, paper heads: see
-:mod:`lit3r.embedded_index`); this class answers the three search lanes from OpenSearch and
-delegates the rest (ids, the vectors the reranker and reader read, paper heads) to them.
+The corpus build keeps its local files (vectors, paper heads: see :mod:`lit3r.embedded_index`);
+this class answers the three search lanes from OpenSearch and delegates the rest (the vectors
+the reranker and reader read, paper heads) to them.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class OpenSearchIndex:
     """SearchIndex whose lanes are answered by OpenSearch (see the module docstring).
 
     ``client``: an ``opensearchpy.OpenSearch``; ``local``: the corpus build's
-    :class:`EmbeddedSearchIndex` (ids, vectors, paper heads).
+    :class:`EmbeddedSearchIndex` (vectors, paper heads).
     """
 
     def __init__(self, client, prefix: str, local: EmbeddedSearchIndex, candidates: int = 400) -> None:
@@ -63,13 +63,13 @@ class OpenSearchIndex:
         self.local = local
         self.candidates = candidates
 
-    @property
-    def chunk_ids(self) -> list[str]:
-        return self.local.chunk_ids
+    def vectors_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        """Chunk vectors from the local build (see the module docstring)."""
+        return self.local.vectors_of(chunk_ids)
 
-    @property
-    def vectors(self) -> np.ndarray:
-        return self.local.vectors
+    def chunk_dense_many(self, query_vectors: np.ndarray, k: int) -> list[list[Hit]]:
+        """One k-NN search per query vector (OpenSearch has no shared scan)."""
+        return [self.chunk_dense(q, k) for q in query_vectors]
 
     def paper_head(self, paper_id: str, chars: int) -> str:
         return self.local.paper_head(paper_id, chars)

@@ -60,7 +60,6 @@ class ExtractiveReader:
         self.index = index
         self.encoder = encoder
         self.params = params
-        self._row = {cid: i for i, cid in enumerate(index.chunk_ids)}
 
     def score_chunks(self, question: str, candidates: Sequence[str], *, pool: Optional[Pool] = None,
                      qvec: Optional[np.ndarray] = None, limit: Optional[int] = None) -> list[tuple[float, Chunk]]:
@@ -78,7 +77,7 @@ class ExtractiveReader:
             chunks = self.graph.chunks_of(pid)
             if not chunks:
                 continue
-            vecs = np.asarray(self.index.vectors[[self._row[c.chunk_id] for c in chunks]])
+            vecs = self.index.vectors_of([c.chunk_id for c in chunks])
             cos_q, cos_a = vecs @ qvec, vecs @ qv[1]
             for c, sq, sa in zip(chunks, cos_q, cos_a):
                 ctok = set(tokenize(c.text))

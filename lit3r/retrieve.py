@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Optional, Protocol
+from typing import Iterable, Iterator, Mapping, Optional, Protocol, Sequence
 
 import numpy as np
 
@@ -48,11 +48,48 @@ class SubqueryTrace:
     seconds: dict = field(default_factory=dict)
 
 
+class PaperOf(Mapping[str, str]):
+    """chunk id -> paper id, read from the graph store in batches and remembered (up to
+    ``size`` ids; the whole corpus is never loaded)."""
+
+    def __init__(self, graph, size: int = 200_000) -> None:
+        self.graph = graph
+        self.size = size
+        self._m: dict[str, str] = {}
+
+    def prefetch(self, chunk_ids: Iterable[str]) -> None:
+        """Read the paper ids of these chunks in one batched query."""
+        missing = [c for c in dict.fromkeys(chunk_ids) if c not in self._m]
+        if missing:
+            if len(self._m) + len(missing) > self.size:
+                self._m = {}
+            self._m.update(self.graph.papers_of(missing))
+
+    def __getitem__(self, chunk_id: str) -> str:
+        pid = self._m.get(chunk_id)
+        if pid is None:
+            pid = self.graph.papers_of([chunk_id]).get(chunk_id)
+            if pid is None:
+                raise KeyError(chunk_id)
+            self._m[chunk_id] = pid
+        return pid
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._m))
+
+    def __len__(self) -> int:
+        return len(self._m)
+
+
+Lanes = tuple[list[Hit], list[Hit], list[Hit]]
+
+
 class Retriever:
     """One Retrieve round over a search index and graph store.
 
     ``encoder``: has ``encode_queries(list[str]) -> (n, dim)``; ``reranker``: None for the
-    bi-encoder fallback (index vectors), else an object with ``scores(query, texts)``.
+    bi-encoder fallback (index vectors), else an object with ``scores(query, texts)``. Nothing
+    is read from the stores until a query runs.
     """
 
     def __init__(self, index: SearchIndex, graph, encoder, params: RetrieveParams,
@@ -62,17 +99,31 @@ class Retriever:
         self.encoder = encoder
         self.params = params
         self.reranker = reranker
-        self._row = {cid: i for i, cid in enumerate(index.chunk_ids)}
-        self.paper_of = {cid: graph.chunk(cid).paper_id for cid in index.chunk_ids}
-        self._ta = {pid: next((c.text for c in graph.chunks_of(pid) if c.kind == "title_abstract"), "")
-                    for pid in graph.paper_ids()}
+        self.paper_of = PaperOf(graph)
+        self._ta: dict[str, str] = {}
 
-    def lanes(self, query: str, qvec: np.ndarray) -> tuple[list[Hit], list[Hit], list[Hit]]:
-        """(chunk BM25, paper BM25, dense chunk) hits for one query."""
+    def title_abstract(self, paper_id: str) -> str:
+        """The text of a paper's title-and-abstract chunk ("" when it has none)."""
+        if paper_id not in self._ta:
+            if len(self._ta) > 50_000:
+                self._ta = {}
+            self._ta[paper_id] = next((c.text for c in self.graph.chunks_of(paper_id) if c.kind == "title_abstract"), "")
+        return self._ta[paper_id]
+
+    def lanes_many(self, queries: Sequence[str], qvecs: np.ndarray) -> list[Lanes]:
+        """(chunk BM25, paper BM25, dense chunk) hits for each query; the dense lane of all of
+        them is one scan (:meth:`SearchIndex.chunk_dense_many`)."""
         d = self.params.lane_depth
-        return self.index.chunk_bm25(query, d), self.index.paper_bm25(query, d), self.index.chunk_dense(qvec, d)
+        dense = self.index.chunk_dense_many(qvecs, d)
+        out = [(self.index.chunk_bm25(q, d), self.index.paper_bm25(q, d), dn) for q, dn in zip(queries, dense)]
+        self.paper_of.prefetch(c for cb, _, dn in out for c, _ in (*cb, *dn))
+        return out
 
-    def paper_ranking(self, lanes: tuple[list[Hit], list[Hit], list[Hit]]) -> list[str]:
+    def lanes(self, query: str, qvec: np.ndarray) -> Lanes:
+        """(chunk BM25, paper BM25, dense chunk) hits for one query."""
+        return self.lanes_many([query], np.asarray(qvec)[None, :])[0]
+
+    def paper_ranking(self, lanes: Lanes) -> list[str]:
         """Equal-weight RRF over the three lanes' paper rankings."""
         cb, pb, dn = lanes
         return rrf([papers_by_best_chunk([c for c, _ in cb], self.paper_of), [p for p, _ in pb],
@@ -80,45 +131,62 @@ class Retriever:
 
     def subquery(self, query: str, pool: Pool) -> SubqueryTrace:
         """Run steps 1-5 for one subquery and add its best chunks to ``pool``."""
+        return self.subqueries([query], pool)[0]
+
+    def subqueries(self, queries: Sequence[str], pool: Pool) -> list[SubqueryTrace]:
+        """Run steps 1-5 for the subqueries of one round and add their best chunks to ``pool``.
+
+        Equal to running :meth:`subquery` on each (the pool keeps each chunk's maximum), but the
+        queries are encoded in one batch and share one dense scan, and so do their PRF queries.
+        Each trace's ``seconds`` holds its share of the shared steps."""
         p = self.params
-        tr = SubqueryTrace(query)
+        queries = list(queries)
+        if not queries:
+            return []
+        n = len(queries)
+        trs = [SubqueryTrace(q) for q in queries]
         t = time.perf_counter()
-        q0 = self.encoder.encode_queries([query])[0]
-        l0 = self.lanes(query, q0)
-        p0 = self.paper_ranking(l0)
-        tr.seconds["search"] = time.perf_counter() - t
+        q0 = self.encoder.encode_queries(queries)
+        l0 = self.lanes_many(queries, q0)
+        p0 = [self.paper_ranking(lanes) for lanes in l0]
+        share = (time.perf_counter() - t) / n
         t = time.perf_counter()
-        rankings, chunk_lists = [p0], [[c for c, _ in l0[0]], [c for c, _ in l0[2]]]
-        qvecs = [q0]
-        if p0 and p.prf_chars > 0:
-            tr.prf_query = prf_query(query, self._ta.get(p0[0], ""), p.prf_chars)
-            q1 = self.encoder.encode_queries([tr.prf_query])[0]
-            l1 = self.lanes(tr.prf_query, q1)
-            rankings.append(self.paper_ranking(l1))
-            chunk_lists += [[c for c, _ in l1[0]], [c for c, _ in l1[2]]]
-            qvecs.append(q1)
-        paper_score = rrf_scores(rankings, k=p.rrf_k)
-        tr.papers = sorted(paper_score, key=lambda x: -paper_score[x])[:20]
-        chunk_score = rrf_scores(chunk_lists, k=p.rrf_k)
-        retrieval = sorted(chunk_score, key=lambda c: (-(chunk_score[c] + paper_score.get(self.paper_of[c], 0.0)), c))
-        retrieval = retrieval[: p.rerank_depth]
-        tr.seconds["prf"] = time.perf_counter() - t
-        t = time.perf_counter()
-        rr = self._rerank(query, q0, retrieval)
-        blended = rerank_blend(retrieval, rr, tuple(p.rerank_weights), k=p.rrf_k, pin=p.rerank_pin)
-        tr.pooled = blended[: p.pool_per_subquery]
-        pool.add(tr.pooled)
-        tr.seconds["rerank"] = time.perf_counter() - t
-        return tr
+        rankings = [[r] for r in p0]
+        chunk_lists = [[[c for c, _ in lanes[0]], [c for c, _ in lanes[2]]] for lanes in l0]
+        prf = [i for i in range(n) if p0[i] and p.prf_chars > 0]
+        for i in prf:
+            trs[i].prf_query = prf_query(queries[i], self.title_abstract(p0[i][0]), p.prf_chars)
+        if prf:
+            q1 = self.encoder.encode_queries([trs[i].prf_query for i in prf])
+            for i, lanes in zip(prf, self.lanes_many([trs[i].prf_query for i in prf], q1)):
+                rankings[i].append(self.paper_ranking(lanes))
+                chunk_lists[i] += [[c for c, _ in lanes[0]], [c for c, _ in lanes[2]]]
+        prf_share = (time.perf_counter() - t) / n
+        for i, tr in enumerate(trs):
+            t = time.perf_counter()
+            paper_score = rrf_scores(rankings[i], k=p.rrf_k)
+            tr.papers = sorted(paper_score, key=lambda x: -paper_score[x])[:20]
+            chunk_score = rrf_scores(chunk_lists[i], k=p.rrf_k)
+            retrieval = sorted(chunk_score,
+                               key=lambda c: (-(chunk_score[c] + paper_score.get(self.paper_of[c], 0.0)), c))
+            retrieval = retrieval[: p.rerank_depth]
+            tr.seconds["search"] = share
+            tr.seconds["prf"] = prf_share + time.perf_counter() - t
+            t = time.perf_counter()
+            rr = self._rerank(queries[i], q0[i], retrieval)
+            blended = rerank_blend(retrieval, rr, tuple(p.rerank_weights), k=p.rrf_k, pin=p.rerank_pin)
+            tr.pooled = blended[: p.pool_per_subquery]
+            pool.add(tr.pooled)
+            tr.seconds["rerank"] = time.perf_counter() - t
+        return trs
 
     def _rerank(self, query: str, qvec: np.ndarray, chunk_ids: list[str]) -> dict[str, float]:
         if not chunk_ids:
             return {}
         if self.reranker is None:
-            vecs = np.asarray(self.index.vectors[[self._row[c] for c in chunk_ids]])
-            scores = vecs @ qvec
+            scores = self.index.vectors_of(chunk_ids) @ qvec
         else:
-            scores = self.reranker.scores(query, [self.graph.chunk(c).text for c in chunk_ids])
+            scores = self.reranker.scores(query, [c.text for c in self.graph.chunks(chunk_ids)])
         return {c: float(s) for c, s in zip(chunk_ids, scores)}
 
 

@@ -1,9 +1,9 @@
 """The complete Retrieve step with an LLM: decomposition, hybrid retrieval per subquery, shared
 pool, verification, iterative rounds (seed paper section 2.1; DESIGN.md Retrieve steps 1-7).
 
-Round 1: the LLM writes 4 subqueries (the question itself is always searched too). Each new
-subquery runs :meth:`lit3r.retrieve.Retriever.subquery` (lanes, RRF, PRF, rerank, 20 chunks into
-the pool). The verifier reads the top 20 pool papers (2 best chunks each, cut to 1,800 chars)
+Round 1: the LLM writes 4 subqueries (the question itself is always searched too). The new
+subqueries of a round run together in :meth:`lit3r.retrieve.Retriever.subqueries` (lanes, RRF,
+PRF, rerank, 20 chunks each into the pool; one encoder batch and one dense scan per step). The verifier reads the top 20 pool papers (2 best chunks each, cut to 1,800 chars)
 and reports evidence papers, sufficiency and what is missing. Stop when sufficient, when a
 round brings no new subquery, or after ``max_rounds``; otherwise the LLM writes at most 4 new
 subqueries from the question, the earlier ones and the missing note (an empty note asks for a
@@ -122,16 +122,15 @@ def run_retrieve(question: str, retriever: Retriever, params: RetrieveParams,
         if not new:
             rounds.append(rt)
             break
-        for q in new:
-            seen.add(q)
-            traces.append(retriever.subquery(q, pool))
+        seen.update(new)
+        traces += retriever.subqueries(new, pool)
         rt.subqueries = new
         rt.pool_size = len(pool)
         if llm is not None:
             try:
                 verdict = _verify(question, pool, retriever, params, llm)
                 rt.verdict = verdict.model_dump()
-                known = set(retriever.graph.paper_ids())
+                known = retriever.graph.has_papers(verdict.evidence_papers)
                 seeds += [p for p in verdict.evidence_papers if p in known and p not in seeds]
                 missing = verdict.missing
                 if verdict.sufficient:

@@ -7,7 +7,7 @@ that they agree.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, Sequence
 
 import numpy as np
 
@@ -15,10 +15,7 @@ Hit = tuple[str, float]
 
 
 class SearchIndex(Protocol):
-    """``chunk_ids``: ids in vector-row order; ``vectors``: (n, dim) L2-normalised float32."""
-
-    chunk_ids: list[str]
-    vectors: np.ndarray
+    """The Retrieve lanes and the chunk vectors (L2-normalised float32) read by id."""
 
     def chunk_bm25(self, query: str, k: int) -> list[Hit]:
         """Top-k chunks by BM25 (k1, b from config), best first; [] for an empty query."""
@@ -28,6 +25,12 @@ class SearchIndex(Protocol):
 
     def chunk_dense(self, query_vector: np.ndarray, k: int) -> list[Hit]:
         """Top-k chunks by cosine with a normalised query vector."""
+
+    def chunk_dense_many(self, query_vectors: np.ndarray, k: int) -> list[list[Hit]]:
+        """Top-k chunks for each row of ``(q, dim)`` query vectors (one scan where the backend can)."""
+
+    def vectors_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        """``(len(chunk_ids), dim)`` vectors in that order (KeyError for an unknown id)."""
 
     def paper_head(self, paper_id: str, chars: int) -> str:
         """The first ``chars`` indexed characters of a paper."""

@@ -11,7 +11,9 @@ import re
 
 from bm25s.stopwords import STOPWORDS_EN
 
-_TOKEN = re.compile(r"[0-9]+(?:\.[0-9]+)+|[^\W_]+", re.UNICODE)
+#: Tokens: decimal numbers as one token, else runs of letters/digits.
+TOKEN_PATTERN = r"[0-9]+(?:\.[0-9]+)+|[^\W_]+"
+_TOKEN = re.compile(TOKEN_PATTERN, re.UNICODE)
 _STOP = frozenset(STOPWORDS_EN)
 
 

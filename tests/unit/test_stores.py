@@ -29,8 +29,8 @@ def store(tmp_path):
     vecs = np.array([[1, 0], [0.9, 0.1], [0, 1], [0.6, 0.8]], dtype=np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     neighbours = top_k_neighbours(["A", "B", "C", "D"], vecs, 2)
-    EmbeddedGraphStore(tmp_path / "g").load(papers, chunks, refs, neighbours)
-    return EmbeddedGraphStore.open(tmp_path / "g")
+    EmbeddedGraphStore(tmp_path / "g.sqlite").load(papers, chunks, refs, neighbours)
+    return EmbeddedGraphStore.open(tmp_path / "g.sqlite")
 
 
 def test_bibliographic_coupling_by_hand(store):
@@ -50,7 +50,7 @@ def test_similar_papers_are_top_k_by_cosine(store):
 
 def test_bm25_is_lucene_scoring_by_hand(tmp_path):
     texts = ["cat sat", "dog sat down", "cat cat"]
-    idx = EmbeddedSearchIndex.build(tmp_path / "i", ["c1", "c2", "c3"], texts, ["p"], [" ".join(texts)],
+    idx = EmbeddedSearchIndex.build(tmp_path / "i", ["c1", "c2", "c3"], texts, ["p", "p", "p"],
                                     np.eye(3, dtype=np.float32))
     # N=3, df(cat)=2: idf = ln(1 + (3-2+0.5)/(2+0.5)) = ln 1.6; avgdl = 7/3
     idf = np.log(1.6)
@@ -84,3 +84,44 @@ def test_reader_question_parsing():
     assert named_objects("Figure 1 of a paper; reference [57]; Eq. (4)") == {"Figure 1", "Citation 57", "Equation 4"}
     assert ask_part("A paper does X. What is Y?") == "What is Y?"
     assert ask_part("What is Y?") == "What is Y?"
+
+
+def test_incremental_neighbours_equal_a_full_recompute():
+    from lit3r.build import update_neighbours
+
+    rng = np.random.default_rng(7)
+    ids = [f"p{i:03d}" for i in range(120)]
+    vecs = rng.standard_normal((120, 16)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+
+    def lists(edges):
+        out = {}
+        for n in edges:
+            out.setdefault(n.paper_id, []).append((n.neighbour_id, round(n.score, 5)))
+        return out
+
+    k = 5
+    old = {p: [(q, s) for q, s in v] for p, v in lists(top_k_neighbours(ids[:100], vecs[:100], k)).items()}
+    raw_old = {}
+    for n in top_k_neighbours(ids[:100], vecs[:100], k):
+        raw_old.setdefault(n.paper_id, []).append((n.neighbour_id, n.score))
+    # add 20 papers, re-encode 3, remove 4 (the removed ones' own lists are already gone)
+    new_vecs = vecs.copy()
+    changed = {"p005", "p050", "p077"} | set(ids[100:])
+    for p in ("p005", "p050", "p077"):
+        i = ids.index(p)
+        new_vecs[i] = rng.standard_normal(16)
+        new_vecs[i] /= np.linalg.norm(new_vecs[i])
+    removed = {"p010", "p011", "p060", "p099"}
+    keep = [i for i, p in enumerate(ids) if p not in removed]
+    kept_ids, kept_vecs = [ids[i] for i in keep], new_vecs[keep]
+    stored = {p: v for p, v in raw_old.items() if p not in removed}
+    affected, edges = update_neighbours(stored, kept_ids, kept_vecs, k, changed)
+    merged = {p: v for p, v in stored.items() if p not in affected}
+    merged.update({p: [] for p in affected if p in set(kept_ids)})
+    for n in edges:
+        merged[n.paper_id].append((n.neighbour_id, n.score))
+    want = lists(top_k_neighbours(kept_ids, kept_vecs, k))
+    assert {p: [(q, round(s, 5)) for q, s in v] for p, v in merged.items()} == want
+    assert len(affected) < len(kept_ids)  # the unchanged lists were left alone
+    assert old  # the first lists were built

@@ -1,0 +1,204 @@
+"""The on-disk stores under updates: streamed BM25 equals bm25s, an index updated in place
+(papers added, changed, pruned) answers exactly like one built from scratch, and an interrupted
+build leaves the previous stores answering and resumes. Real chunks of real PDFs; the
+model-free hashing encoder (the stores are under test, not the model)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+
+import bm25s
+import numpy as np
+import pytest
+
+from graph.embedded import EmbeddedGraphStore
+from ingest.corpus import ingest_corpus
+from lit3r.build import build_stores
+from lit3r.config import Settings
+from lit3r.embedded_index import DB_NAME, EmbeddedSearchIndex
+from lit3r.models import HashingEncoder
+from lit3r.tokenize import tokenize
+from tests.conftest import CORPUS, ROOT
+
+PAPERS = ["1706.03762", "2007.14062", "2006.04768", "2006.16236", "2108.12409", "2309.06275"]
+QUERIES = ["linear attention complexity kernel", "sparse attention random global tokens",
+           "low-rank projection of keys and values", "BLEU score on WMT 2014 English-German",
+           "positive orthogonal random features softmax", "the and of"]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """The six papers parsed once (no build): their three corpus files as lists of lines."""
+    pdfs = tmp_path_factory.mktemp("pdfs")
+    for pid in PAPERS:
+        (pdfs / f"{pid}.pdf").symlink_to(CORPUS / "pdfs" / f"{pid}.pdf")
+    out = tmp_path_factory.mktemp("parsed")
+    ingest_corpus(pdfs, out, metadata_file=CORPUS / "manifest.jsonl", images=False, progress=False, workers=1)
+    return {name: (out / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+            for name in ("papers", "chunks", "references")}
+
+
+def _write(home, corpus, keep, edit=None):
+    """Corpus files of the papers in ``keep``; ``edit(name, record) -> record`` may change lines."""
+    home.mkdir(parents=True, exist_ok=True)
+    for name, lines in corpus.items():
+        out = []
+        for line in lines:
+            rec = json.loads(line)
+            if rec["paper_id"] in keep:
+                out.append(json.dumps(edit(name, rec) if edit else rec, ensure_ascii=False))
+        (home / f"{name}.jsonl").write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+def _settings(home) -> Settings:
+    return Settings(home=home, models={"chunk_encoder": "hashing:64", "paper_encoder": "hashing:64"})
+
+
+def _answers(home) -> dict:
+    """Everything the stores answer for the queries and papers (ids exact, scores rounded)."""
+    idx = EmbeddedSearchIndex.open(home / "index")
+    g = EmbeddedGraphStore.open(home / "index" / DB_NAME)
+    enc = HashingEncoder(64)
+    r = lambda hits: [(i, round(s, 4)) for i, s in hits]  # noqa: E731
+    out = {"papers": g.paper_ids()}
+    for q in QUERIES:
+        out[q] = (r(idx.chunk_bm25(q, 20)), r(idx.paper_bm25(q, 5)), r(idx.chunk_dense(enc.encode_queries([q])[0], 20)))
+    for pid in out["papers"]:
+        cids = [c.chunk_id for c in g.chunks_of(pid)]
+        out[pid] = (cids, r(g.similar_papers(pid, 10)), g.coupled_papers(pid), g.cites(pid)[:5], g.cited_by(pid),
+                    idx.paper_head(pid, 200), np.round(idx.vectors_of(cids[:5]), 5).tolist())
+    return out
+
+
+def test_streamed_bm25_scores_equal_bm25s(corpus, tmp_path):
+    home = tmp_path / "home"
+    _write(home, corpus, set(PAPERS))
+    build_stores(_settings(home), batch_chunks=300)  # several batches -> several parts
+    chunks = [json.loads(line) for line in corpus["chunks"]]
+    ref = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
+    ref.index([tokenize(c["text"]) or [""] for c in chunks], show_progress=False)
+    idx = EmbeddedSearchIndex.open(home / "index")
+    for q in QUERIES:
+        toks = [t for t in tokenize(q) if t in ref.vocab_dict]
+        if not toks:
+            assert idx.chunk_bm25(q, 10) == []
+            continue
+        scores = ref.get_scores(toks)
+        want = sorted(((chunks[i]["chunk_id"], float(scores[i])) for i in np.flatnonzero(scores > 0)),
+                      key=lambda h: (-h[1], h[0]))[:10]
+        got = idx.chunk_bm25(q, 10)
+        assert [c for c, _ in got] == [c for c, _ in want], q
+        assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-5)
+
+
+def test_updated_in_place_equals_built_from_scratch(corpus, tmp_path):
+    first, final = {"1706.03762", "2007.14062", "2006.04768", "2006.16236"}, set(PAPERS) - {"2006.04768"}
+
+    def edit(name, rec):  # a changed paper: new text in one chunk
+        if name == "chunks" and rec["paper_id"] == "2007.14062" and rec["seq"] == 3:
+            rec["text"] = rec["text"] + " orthogonal features"
+        return rec
+
+    home, fresh = tmp_path / "home", tmp_path / "fresh"
+    _write(home, corpus, first)
+    r1 = build_stores(_settings(home), batch_chunks=500)
+    assert r1.encoded_papers == 4 and not r1.skipped
+    _write(home, corpus, final, edit)  # +2 papers, 1 changed, 1 pruned
+    r2 = build_stores(_settings(home), batch_chunks=500)
+    assert (r2.encoded_papers, r2.removed_papers) == (3, 1)
+    assert build_stores(_settings(home)).skipped
+    _write(fresh, corpus, final, edit)
+    build_stores(_settings(fresh), batch_chunks=10_000)
+    assert _answers(home) == _answers(fresh)
+    assert "2006.04768" not in EmbeddedGraphStore.open(home / "index" / DB_NAME).paper_ids()
+
+
+#: A build killed with SIGKILL in its third encoder call (the second batch), after one batch committed.
+KILLED_BUILD = r"""
+import os, signal, sys
+from lit3r.build import build_stores
+from lit3r.config import Settings
+from lit3r.models import HashingEncoder
+
+class Dying(HashingEncoder):
+    calls = 0
+    def encode(self, texts, progress=False):
+        Dying.calls += 1
+        if Dying.calls == 3:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().encode(texts)
+
+s = Settings(home=sys.argv[1], models={"chunk_encoder": "hashing:64", "paper_encoder": "hashing:64"})
+build_stores(s, batch_chunks=200, encoder_loader=lambda spec, **kw: Dying(64))
+"""
+
+
+def test_killed_build_keeps_previous_stores_and_resumes(corpus, tmp_path):
+    home = tmp_path / "home"
+    _write(home, corpus, {"1706.03762", "2007.14062"})
+    build_stores(_settings(home))
+    before = _answers(home)
+    _write(home, corpus, set(PAPERS))
+    res = subprocess.run([sys.executable, "-c", KILLED_BUILD, str(home)], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == -signal.SIGKILL, res.stderr[-2000:]
+    assert _answers(home) == before  # the stores answer as before the killed build
+    again = build_stores(_settings(home), batch_chunks=200)
+    assert again.resumed_papers >= 1 and again.encoded_papers < 4
+    fresh = tmp_path / "fresh"
+    _write(fresh, corpus, set(PAPERS))
+    build_stores(_settings(fresh))
+    assert _answers(home) == _answers(fresh)
+
+
+def test_model_change_rebuilds_beside_and_swaps(corpus, tmp_path):
+    home = tmp_path / "home"
+    _write(home, corpus, {"1706.03762"})
+    build_stores(_settings(home))
+    s = Settings(home=home, models={"chunk_encoder": "hashing:32", "paper_encoder": "hashing:32"})
+    report = build_stores(s)
+    assert report.encoded_papers == 1
+    assert EmbeddedSearchIndex.open(home / "index").dim == 32
+    assert not (home / "index.new").exists() and not (home / "index.old").exists()
+    shutil.rmtree(home / "index")
+    with pytest.raises(FileNotFoundError, match="lit3r ingest"):
+        EmbeddedSearchIndex.open(home / "index")
+
+
+def test_ingest_prune_removes_a_paper_from_every_store(tmp_path):
+    pdfs, home = tmp_path / "pdfs", tmp_path / "home"
+    pdfs.mkdir()
+    home.mkdir()
+    for pid in PAPERS[:3]:
+        (pdfs / f"{pid}.pdf").symlink_to(CORPUS / "pdfs" / f"{pid}.pdf")
+    (home / "config.toml").write_text('[models]\nchunk_encoder = "hashing:64"\npaper_encoder = "hashing:64"\n')
+    cli = [sys.executable, "-m", "lit3r.cli", "--home", str(home), "ingest", str(pdfs), "--no-images",
+           "--metadata", str(CORPUS / "manifest.jsonl")]
+    res = subprocess.run(cli, cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0 and "3 paper(s) encoded" in res.stdout, res.stderr[-2000:]
+    gone = PAPERS[2]
+    g = EmbeddedGraphStore.open(home / "index" / DB_NAME)
+    chunk_ids = [c.chunk_id for c in g.chunks_of(gone)]
+    title = g.paper(gone).title
+    assert {c for c, _ in EmbeddedSearchIndex.open(home / "index").chunk_bm25(title, 20)} & set(chunk_ids)
+    (pdfs / f"{gone}.pdf").unlink()
+    res = subprocess.run(cli + ["--prune"], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0 and "1 pruned" in res.stdout and "1 removed" in res.stdout, res.stdout + res.stderr
+    g, idx = EmbeddedGraphStore.open(home / "index" / DB_NAME), EmbeddedSearchIndex.open(home / "index")
+    assert gone not in g.paper_ids() and g.papers_of(chunk_ids) == {}
+    with pytest.raises(KeyError):
+        g.chunks_of(gone)
+    with pytest.raises(KeyError):
+        idx.paper_head(gone, 100)
+    with pytest.raises(KeyError):
+        idx.vectors_of(chunk_ids[:1])
+    assert not {c for c, _ in idx.chunk_bm25(title, 50)} & set(chunk_ids)
+    assert gone not in {p for p, _ in idx.paper_bm25(title, 50)}
+    vec = HashingEncoder(64).encode_queries([title])[0]
+    assert not {c for c, _ in idx.chunk_dense(vec, 50)} & set(chunk_ids)
+    for pid in g.paper_ids():
+        assert gone not in {p for p, _ in g.similar_papers(pid, 10)} | {p for p, _, _ in g.coupled_papers(pid)}
+        assert gone not in g.cited_by(pid)
