@@ -24,8 +24,10 @@ and swaps it in at the end.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
@@ -189,7 +191,8 @@ def build_stores(settings: Settings, *, progress: bool = False, force: bool = Fa
     encoder from a model spec (default :func:`lit3r.models.load_encoder`); ``batch_chunks``:
     chunks per committed batch.
     Raises FileNotFoundError when no corpus has been ingested there,
-    :class:`ingest.corpus.CorpusOrderError` for out-of-order corpus files, and
+    :class:`ingest.corpus.CorpusOrderError` for out-of-order corpus files,
+    :class:`BuildLocked` while another build of the same folder runs, and
     ``lit3r.models.ModelError`` when an encoder cannot be loaded.
     """
     from lit3r.models import load_encoder
@@ -199,6 +202,43 @@ def build_stores(settings: Settings, *, progress: bool = False, force: bool = Fa
     n_papers = corpus_size(home)
     if not (home / "papers.jsonl").is_file():
         raise FileNotFoundError(f"no corpus in {home}: run `lit3r ingest PDF_DIR` first")
+    with _build_lock(home):
+        return _build(settings, home, n_papers, t0, force, encoder_loader or load_encoder, batch_chunks, progress)
+
+
+class BuildLocked(RuntimeError):
+    """Another build of the same data folder is running."""
+
+
+@contextlib.contextmanager
+def _build_lock(home: Path):
+    """An exclusive lock on ``home/.build.lock`` for the whole build (two builds appending to the
+    same files would corrupt them); a second build fails at once with :class:`BuildLocked`."""
+    import fcntl
+
+    path = home / ".build.lock"
+    with open(path, "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            who = fh.read().strip() or "another process"
+            raise BuildLocked(f"another build of {home} is running ({who}): wait for it to finish, then run "
+                              f"the command again") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()}")
+        fh.flush()
+        try:
+            yield
+        finally:
+            fh.seek(0)
+            fh.truncate()
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _build(settings: Settings, home: Path, n_papers: int, t0: float, force: bool, loader: Callable,
+           batch_chunks: int, progress: bool) -> BuildReport:
     final = settings.index_dir
     fmt = _format(settings)
     state = _index_state(final)
@@ -211,7 +251,7 @@ def build_stores(settings: Settings, *, progress: bool = False, force: bool = Fa
     target.mkdir(parents=True, exist_ok=True)
     if not (target / "manifest.json").is_file():
         (target / "manifest.json").write_text(json.dumps({"format": fmt}, indent=2), encoding="utf-8")
-    enc = _Encoders(settings, encoder_loader or load_encoder)
+    enc = _Encoders(settings, loader)
     report = BuildReport()
     secs = report.seconds
     for k in ("stream", "encode", "stage", "publish", "neighbours"):
@@ -306,6 +346,12 @@ def build_stores(settings: Settings, *, progress: bool = False, force: bool = Fa
         bar.close()
         removed = sorted(set(live_g) - seen)
         report.removed_papers = len(removed)
+        stale = sorted((set(graph.staged_hashes()) | set(writer.staged())) - seen)
+        if stale:  # staged by an interrupted build, gone from the corpus since
+            writer.begin()
+            graph.unstage(stale)
+            writer.unstage(stale)
+            writer.commit()
         staged_any = bool(graph.staged_hashes()) or bool(writer.staged())
         publish = staged_any or bool(removed) or not in_place
         k = settings.relate.similar_k

@@ -112,7 +112,7 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
 
 def _build(settings, quiet: bool):
     from ingest.corpus import CorpusOrderError
-    from lit3r.build import build_stores
+    from lit3r.build import BuildLocked, build_stores
     from lit3r.models import ModelError
 
     if not quiet:
@@ -120,7 +120,7 @@ def _build(settings, quiet: bool):
                    "about 1-2 minutes per 1,000 chunks on 2 CPU cores)...", err=True)
     try:
         return build_stores(settings, progress=sys.stderr.isatty() and not quiet)
-    except (ModelError, CorpusOrderError) as exc:
+    except (ModelError, CorpusOrderError, BuildLocked) as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
         click.echo("Error: interrupted: the previous index still answers; run the same command again to resume "

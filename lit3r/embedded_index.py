@@ -376,10 +376,11 @@ class IndexWriter:
             "SELECT paper_id, chunk_hash, paper_hash FROM pdocs WHERE state = 1")}
 
     def unstage(self, paper_ids: Sequence[str]) -> None:
-        """Forget staged versions of these papers (their rows stay unused in the files)."""
+        """Drop staged versions of these papers: their rows become deleted documents (they stay
+        in the files, masked like any deleted row, and their vectors can still be reused)."""
         for pid in paper_ids:
-            self.con.execute("DELETE FROM rows WHERE paper_id = ? AND state = 2", (pid,))
-            self.con.execute("DELETE FROM pdocs WHERE paper_id = ? AND state = 2", (pid,))
+            self.con.execute("UPDATE rows SET state = 0 WHERE paper_id = ? AND state = 2", (pid,))
+            self.con.execute("UPDATE pdocs SET state = 0 WHERE paper_id = ? AND state = 2", (pid,))
 
     def cached_vectors(self, chunk_hash: str, n: int) -> Optional[np.ndarray]:
         """Chunk vectors already in the file for a paper with this chunk-text hash, or None."""

@@ -202,3 +202,33 @@ def test_ingest_prune_removes_a_paper_from_every_store(tmp_path):
     for pid in g.paper_ids():
         assert gone not in {p for p, _ in g.similar_papers(pid, 10)} | {p for p, _, _ in g.coupled_papers(pid)}
         assert gone not in g.cited_by(pid)
+
+
+def test_papers_staged_by_a_killed_build_and_gone_since_are_not_published(corpus, tmp_path):
+    home = tmp_path / "home"
+    _write(home, corpus, {"1706.03762", "2007.14062"})
+    build_stores(_settings(home))
+    _write(home, corpus, set(PAPERS))
+    res = subprocess.run([sys.executable, "-c", KILLED_BUILD, str(home)], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == -signal.SIGKILL, res.stderr[-2000:]
+    final = set(PAPERS) - {"2006.04768"}  # the first paper of the killed build's first batch
+    _write(home, corpus, final)
+    build_stores(_settings(home))
+    fresh = tmp_path / "fresh"
+    _write(fresh, corpus, final)
+    build_stores(_settings(fresh))
+    assert _answers(home) == _answers(fresh)
+
+
+def test_a_second_build_of_the_same_home_fails_at_once(corpus, tmp_path):
+    import fcntl
+
+    from lit3r.build import BuildLocked
+
+    home = tmp_path / "home"
+    _write(home, corpus, {"1706.03762"})
+    with open(home / ".build.lock", "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(BuildLocked, match="another build .* is running"):
+            build_stores(_settings(home))
+    assert not build_stores(_settings(home)).skipped  # the lock is free again
