@@ -9,7 +9,7 @@
     chunks-<n>/, papers-<n>/, *.dl   BM25 segments (:mod:`lit3r.bm25`)
     manifest.json          what was built from what, with which models, and the last report
 
-Memory holds one batch of papers (``build_batch_chunks`` chunks), the vocabulary and one part
+Memory holds one batch of papers (at most ``MAX_BATCH_CHUNKS`` chunks), the vocabulary and one part
 of postings at a time, so the seed's 2.56M chunks build in a few GB.
 
 Incremental: a paper whose records are unchanged costs one hash; a changed paper is restaged
@@ -45,7 +45,10 @@ from lit3r.embedded_index import DB_NAME, IndexWriter, stored_dim
 
 BUILD_VERSION = "2"
 #: Chunks encoded and committed together (one batch of the stream).
-BATCH_CHUNKS = 4096
+#: A batch holds about this many seconds of encoding (what an interrupted build can lose), sized from
+#: the encoder's measured speed, between MIN_ and MAX_BATCH_CHUNKS chunks.
+BATCH_SECONDS = 20.0
+MIN_BATCH_CHUNKS, MAX_BATCH_CHUNKS = 128, 8192
 
 
 @dataclass
@@ -184,12 +187,12 @@ class _Encoders:
 
 
 def build_stores(settings: Settings, *, progress: bool = False, force: bool = False,
-                 encoder_loader: Optional[Callable] = None, batch_chunks: int = BATCH_CHUNKS) -> BuildReport:
+                 encoder_loader: Optional[Callable] = None, batch_chunks: Optional[int] = None) -> BuildReport:
     """Build (or update) the embedded stores of the corpus in ``settings.home`` (module docstring).
 
     ``force``: rebuild from scratch (re-encode everything); ``encoder_loader``: builds an
     encoder from a model spec (default :func:`lit3r.models.load_encoder`); ``batch_chunks``:
-    chunks per committed batch.
+    chunks per committed batch (default: about :data:`BATCH_SECONDS` of encoding, measured).
     Raises FileNotFoundError when no corpus has been ingested there,
     :class:`ingest.corpus.CorpusOrderError` for out-of-order corpus files,
     :class:`BuildLocked` while another build of the same folder runs, and
@@ -238,7 +241,7 @@ def _build_lock(home: Path):
 
 
 def _build(settings: Settings, home: Path, n_papers: int, t0: float, force: bool, loader: Callable,
-           batch_chunks: int, progress: bool) -> BuildReport:
+           batch_chunks: Optional[int], progress: bool) -> BuildReport:
     final = settings.index_dir
     fmt = _format(settings)
     state = _index_state(final)
@@ -268,8 +271,11 @@ def _build(settings: Settings, home: Path, n_papers: int, t0: float, force: bool
         pending = 0
         bar = tqdm(total=n_papers, desc="building index", unit="paper", disable=not progress, mininterval=2)
 
+        fixed = batch_chunks
+        size = MIN_BATCH_CHUNKS
+
         def flush() -> None:
-            nonlocal batch, pending
+            nonlocal batch, pending, size
             if not batch:
                 return
             ts = time.perf_counter()
@@ -279,7 +285,10 @@ def _build(settings: Settings, home: Path, n_papers: int, t0: float, force: bool
             fresh = enc.chunk.encode(texts) if texts else np.zeros((0, writer.dim), np.float32)
             pneed = [(rec, ph) for rec, _, ph in todo if writer.cached_paper_vector(ph) is None]
             pfresh = enc.paper.encode([paper_text_for_encoder(rec.paper) for rec, _ in pneed]) if pneed else None
-            secs["encode"] += time.perf_counter() - ts
+            took = time.perf_counter() - ts
+            secs["encode"] += took
+            if texts and fixed is None and took > 0:  # size the next batch to BATCH_SECONDS of encoding
+                size = min(MAX_BATCH_CHUNKS, max(MIN_BATCH_CHUNKS, int(len(texts) / took * BATCH_SECONDS)))
             ts = time.perf_counter()
             writer.begin()
             i = 0
@@ -336,7 +345,7 @@ def _build(settings: Settings, home: Path, n_papers: int, t0: float, force: bool
                 continue
             batch.append((rec, ch, ph, not (g_live or g_staged), not (s_live or s_staged)))
             pending += len(rec.chunks)
-            if pending >= batch_chunks:
+            if pending >= (fixed or size):
                 secs["stream"] += time.perf_counter() - ts
                 flush()
                 ts = time.perf_counter()

@@ -116,15 +116,16 @@ def _build(settings, quiet: bool):
     from lit3r.models import ModelError
 
     if not quiet:
-        click.echo(f"building the index in {settings.index_dir} (embedding the chunks of new papers: "
-                   "about 1-2 minutes per 1,000 chunks on 2 CPU cores)...", err=True)
+        click.echo(f"updating the index in {settings.index_dir} (new or changed papers are embedded: with the "
+                   "default encoder about 1-2 minutes per 1,000 chunks on 2 CPU cores)...", err=True)
     try:
         return build_stores(settings, progress=sys.stderr.isatty() and not quiet)
     except (ModelError, CorpusOrderError, BuildLocked) as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
-        click.echo("Error: interrupted: the previous index still answers; run the same command again to resume "
-                   "the build", err=True)
+        before = "the previous index still answers" if (settings.index_dir / "lit3r.sqlite").is_file() else \
+            "no index is published yet"
+        click.echo(f"Error: interrupted: {before}; run the same command again to resume the build", err=True)
         sys.exit(130)
 
 

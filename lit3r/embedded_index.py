@@ -119,6 +119,9 @@ class EmbeddedSearchIndex:
         if not path.is_file() and (folder / "search" / "ids.json").is_file():
             raise FileNotFoundError(f"the index in {folder} was built by an older Lit3R: run `lit3r ingest PDF_DIR` "
                                     f"again to rebuild it (parsed papers are kept)")
+        if not path.is_file() and (folder.with_name(folder.name + ".new") / DB_NAME).is_file():
+            raise FileNotFoundError(f"the first build of the index in {folder} was interrupted before it finished: "
+                                    f"run `lit3r ingest PDF_DIR` again to resume it")
         if not path.is_file():
             raise FileNotFoundError(f"no corpus index in {folder}: run `lit3r ingest PDF_DIR` first (or pass --home)")
         try:
