@@ -159,9 +159,9 @@ class EmbeddedGraphStore:
     Raises FileNotFoundError from :meth:`open` when no store was built there.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, db: Optional[Database] = None) -> None:
         self.path = Path(path)
-        self.db = Database(self.path, readonly=True)
+        self.db = db or Database(self.path, readonly=True)
 
     # -- writing ---------------------------------------------------------------------------
     def load(self, papers: Sequence[Paper], chunks: Sequence[Chunk], references: Sequence[Reference],
@@ -187,12 +187,17 @@ class EmbeddedGraphStore:
 
     # -- reading ---------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: Path) -> "EmbeddedGraphStore":
-        """Open a built store (nothing is read until asked)."""
+    def open(cls, path: Path, db: Optional[Database] = None) -> "EmbeddedGraphStore":
+        """Open a built store (nothing is read until asked); ``db``: a connection shared with
+        the search index (one snapshot for both, see :meth:`snapshot`)."""
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"no graph store at {path}: run `lit3r ingest PDF_DIR` first")
-        return cls(path)
+        return cls(path, db)
+
+    def snapshot(self):
+        """Context manager: every read inside sees one committed version of the store."""
+        return self.db.snapshot()
 
     def _known(self, paper_id: str) -> None:
         if self.db.execute("SELECT 1 FROM papers WHERE paper_id = ?", (paper_id,)).fetchone() is None:

@@ -4,11 +4,16 @@ The embedded graph store (:mod:`graph.embedded`) and the embedded search index s
 database file (``index/lit3r.sqlite``) so that a build commits records, search rows and BM25
 segments in one transaction: a reader sees the previous corpus or the new one, never a mix.
 WAL mode lets readers go on while a build writes. Each thread gets its own connection (sqlite3
-connections are not shared across threads); readers open the file read-only.
+connections are not shared across threads); readers open the file read-only (``immutable``
+when its folder cannot be written, as on a read-only mount, where WAL files cannot be made).
+:meth:`Database.snapshot` holds one read transaction, so that every read of a question sees
+the same committed corpus even while a build publishes a new one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -32,7 +37,9 @@ class Database:
         con = getattr(self._local, "con", None)
         if con is None:
             if self.readonly:
-                con = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+                frozen = "&immutable=1" if not os.access(self.path.parent, os.W_OK) else ""
+                con = sqlite3.connect(f"file:{self.path}?mode=ro{frozen}", uri=True, check_same_thread=False,
+                                      isolation_level=None)
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 con = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -42,6 +49,24 @@ class Database:
             con.execute("PRAGMA mmap_size=268435456")
             self._local.con = con
         return con
+
+    @contextlib.contextmanager
+    def snapshot(self):
+        """One read transaction on this thread's connection for the block (re-entrant)."""
+        depth = getattr(self._local, "depth", 0)
+        if depth == 0:
+            self.connect().execute("BEGIN")
+        self._local.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._local.depth = depth
+            if depth == 0:
+                self.connect().execute("COMMIT")
+
+    @property
+    def in_snapshot(self) -> bool:
+        return getattr(self._local, "depth", 0) > 0
 
     def execute(self, sql: str, params: Sequence = ()) -> sqlite3.Cursor:
         return self.connect().execute(sql, params)

@@ -17,12 +17,15 @@ from lit3r.embedded_index import DB_NAME, EmbeddedSearchIndex
 def open_stores(settings: Settings):
     """``(graph_store, search_index)``; raises FileNotFoundError when nothing was built, and the
     drivers' connection errors when a server cannot be reached."""
+    from graph.sqlite import Database
+
     r = settings.retrieve
-    local = EmbeddedSearchIndex.open(settings.index_dir, k1=r.bm25_k1, b=r.bm25_b)
+    db = Database(settings.index_dir / DB_NAME)  # one connection per thread for both stores: one snapshot
+    local = EmbeddedSearchIndex.open(settings.index_dir, k1=r.bm25_k1, b=r.bm25_b, db=db)
     if settings.backend == "embedded":
         from graph.embedded import EmbeddedGraphStore
 
-        return EmbeddedGraphStore.open(settings.index_dir / DB_NAME), local
+        return EmbeddedGraphStore.open(settings.index_dir / DB_NAME, db=db), local
     from graph.neo4j_store import Neo4jGraphStore
     from lit3r.opensearch_index import OpenSearchIndex, make_client
 

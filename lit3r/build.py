@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import shutil
+import sqlite3
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -41,7 +42,7 @@ from graph.embedded import GraphWriter
 from graph.records import Neighbour, Paper
 from ingest.corpus import PaperRecords, corpus_size, iter_corpus
 from lit3r.config import Settings
-from lit3r.embedded_index import DB_NAME, IndexWriter, stored_dim
+from lit3r.embedded_index import DB_NAME, IndexDamaged, IndexWriter, stored_dim
 
 BUILD_VERSION = "2"
 #: Chunks encoded and committed together (one batch of the stream).
@@ -249,8 +250,8 @@ def _build(settings: Settings, home: Path, n_papers: int, t0: float, force: bool
     target = final if in_place else final.with_name(final.name + ".new")
     if not in_place:
         new_state = _index_state(target)
-        if force or new_state is None or new_state.get("format") != fmt:
-            shutil.rmtree(target, ignore_errors=True)
+        if force or new_state is None or new_state.get("format") != fmt or not _readable(target):
+            _remove(target)
     target.mkdir(parents=True, exist_ok=True)
     if not (target / "manifest.json").is_file():
         (target / "manifest.json").write_text(json.dumps({"format": fmt}, indent=2), encoding="utf-8")
@@ -260,8 +261,15 @@ def _build(settings: Settings, home: Path, n_papers: int, t0: float, force: bool
     for k in ("stream", "encode", "stage", "publish", "neighbours"):
         secs[k] = 0.0
 
+    if in_place and not _readable(target):
+        raise IndexDamaged(f"the index in {target} is unreadable: run `lit3r ingest PDF_DIR --rebuild` to rebuild it")
     dim = stored_dim(target)
-    writer = IndexWriter(target, dim=dim or enc.chunk.dim, k1=settings.retrieve.bm25_k1, b=settings.retrieve.bm25_b)
+    try:
+        writer = IndexWriter(target, dim=dim or enc.chunk.dim, k1=settings.retrieve.bm25_k1,
+                             b=settings.retrieve.bm25_b)
+    except sqlite3.DatabaseError as exc:
+        raise IndexDamaged(f"the index in {target} is unreadable ({exc}): run `lit3r ingest PDF_DIR --rebuild` "
+                           f"to rebuild it") from None
     try:
         graph = GraphWriter(writer.con, direct=not in_place)
         live_s, staged_s = writer.live(), writer.staged()
@@ -396,11 +404,11 @@ def _build(settings: Settings, home: Path, n_papers: int, t0: float, force: bool
         writer.close()
     if not in_place:
         old = final.with_name(final.name + ".old")
-        shutil.rmtree(old, ignore_errors=True)
+        _remove(old)
         if final.exists():
             final.replace(old)
         target.replace(final)
-        shutil.rmtree(old, ignore_errors=True)
+        _remove(old)
     if reload:
         from lit3r.backends import load_servers
 
@@ -408,8 +416,34 @@ def _build(settings: Settings, home: Path, n_papers: int, t0: float, force: bool
         report.servers = load_servers(settings)
         secs["servers"] = time.perf_counter() - ts
     secs["total"] = time.perf_counter() - t0
-    (final / "manifest.json").write_text(json.dumps({
+    tmp = final / "manifest.json.tmp"
+    tmp.write_text(json.dumps({
         "format": fmt, "dim": writer.dim, "models": settings.models.model_dump(mode="json"), "similar_k": k,
         "servers": servers_fp if reload else (state or {}).get("servers"), "report": asdict(report)}, indent=2),
         encoding="utf-8")
+    tmp.replace(final / "manifest.json")
     return report
+
+
+def _readable(folder: Path) -> bool:
+    """Whether the index database in ``folder`` opens and answers (False when there is none)."""
+    path = folder / DB_NAME
+    if not path.is_file():
+        return not folder.exists() or folder.is_dir()
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            con.execute("SELECT COUNT(*) FROM meta").fetchone()
+        finally:
+            con.close()
+        return True
+    except sqlite3.DatabaseError:
+        return False
+
+
+def _remove(path: Path) -> None:
+    """Remove a scratch index folder (or a file in its place)."""
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists():
+        path.unlink()

@@ -54,10 +54,12 @@ def _settings(ctx: click.Context, **overrides):
               help="Add the papers of --metadata without PDFs (a paper pool: title, venue, year, abstract).")
 @click.option("--build/--no-build", default=True, show_default=True,
               help="Also embed the chunks and build the graph store and search index.")
+@click.option("--rebuild", is_flag=True,
+              help="Rebuild the index from scratch (re-embeds every paper; for a damaged index).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run report as JSON.")
 @click.pass_context
 def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path], metadata_file, parser: str, workers,
-           images: bool, prune: bool, metadata_only: bool, build: bool, as_json: bool) -> None:
+           images: bool, prune: bool, metadata_only: bool, build: bool, rebuild: bool, as_json: bool) -> None:
     """Parse the PDFs under PDF_DIR (a folder, or one PDF) into papers, chunks and references.
 
     Re-running is idempotent and resumes an interrupted run; bad files are reported and skipped;
@@ -85,7 +87,7 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
     except KeyboardInterrupt:
         click.echo("Error: interrupted: parsed papers are kept; run the same command again to resume", err=True)
         sys.exit(130)
-    built = _build(settings, as_json) if build and report.papers else None
+    built = _build(settings, as_json, rebuild) if build and report.papers else None
     if as_json:
         click.echo(json.dumps({"ingest": asdict(report), "build": asdict(built) if built else None}, indent=2))
         return
@@ -110,18 +112,24 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
         raise click.ClickException(f"none of the {report.files} PDF file(s) could be ingested (reasons above)")
 
 
-def _build(settings, quiet: bool):
+def _build(settings, quiet: bool, rebuild: bool = False):
     from ingest.corpus import CorpusOrderError
+    import sqlite3
+
     from lit3r.build import BuildLocked, build_stores
+    from lit3r.embedded_index import IndexDamaged
     from lit3r.models import ModelError
 
     if not quiet:
         click.echo(f"updating the index in {settings.index_dir} (new or changed papers are embedded: with the "
                    "default encoder about 1-2 minutes per 1,000 chunks on 2 CPU cores)...", err=True)
     try:
-        return build_stores(settings, progress=sys.stderr.isatty() and not quiet)
-    except (ModelError, CorpusOrderError, BuildLocked) as exc:
+        return build_stores(settings, progress=sys.stderr.isatty() and not quiet, force=rebuild)
+    except (ModelError, CorpusOrderError, BuildLocked, IndexDamaged) as exc:
         raise click.ClickException(str(exc)) from None
+    except (sqlite3.DatabaseError, OSError) as exc:
+        raise click.ClickException(f"the index in {settings.index_dir} could not be updated ({exc}): run "
+                                   f"`lit3r ingest PDF_DIR --rebuild` to rebuild it") from None
     except KeyboardInterrupt:
         before = "the previous index still answers" if (settings.index_dir / "lit3r.sqlite").is_file() else \
             "no index is published yet"

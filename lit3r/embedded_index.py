@@ -23,11 +23,13 @@ like one built from scratch. Writing is :class:`IndexWriter`'s job (driven by
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import sqlite3
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -71,6 +73,10 @@ def _meta(db_or_con, key: str, default=None):
     return json.loads(row[0]) if row else default
 
 
+class IndexDamaged(RuntimeError):
+    """An index file is missing, short or unreadable; the message says how to rebuild."""
+
+
 def stored_dim(folder: Path) -> Optional[int]:
     """The vector dimension of the index in ``folder``, or None when there is none (or it is unreadable)."""
     path = Path(folder) / DB_NAME
@@ -97,28 +103,56 @@ def _top(scores: np.ndarray, k: int) -> np.ndarray:
     return np.union1d(part[scores[part] > kth], ties[:k + 1000])
 
 
+@dataclass
+class _View:
+    """The published state of one generation of the index: limits, dead masks, segments,
+    statistics and the vector map. Immutable once made; readers of one snapshot share it."""
+
+    generation: int
+    dim: int
+    limit_rows: int
+    limit_ords: int
+    n_chunks: int
+    vectors: np.ndarray
+    dead_rows: Optional[np.ndarray]
+    fields: dict
+
+
 class EmbeddedSearchIndex:
     """SearchIndex over one corpus index folder. Construct with :meth:`open` (or :meth:`build`
-    for a small in-memory corpus). ``dim``: vector dimension; ``n_chunks``: live chunks."""
+    for a small corpus). ``dim``: vector dimension; ``n_chunks``: live chunks.
 
-    def __init__(self, folder: Path, k1: Optional[float] = None, b: Optional[float] = None) -> None:
+    Reads inside :meth:`snapshot` see one generation of the index (a build that publishes
+    meanwhile is seen by the next snapshot); a read outside one sees the latest generation.
+    ``db``: a connection shared with the graph store (one snapshot for both).
+    """
+
+    def __init__(self, folder: Path, k1: Optional[float] = None, b: Optional[float] = None,
+                 db: Optional[Database] = None) -> None:
         self.folder = Path(folder)
-        self.db = Database(self.folder / DB_NAME, readonly=True)
+        self.db = db or Database(self.folder / DB_NAME, readonly=True)
         self._k1, self._b = k1, b
         self._lock = threading.Lock()
+        self._local = threading.local()
+        self._views: dict[int, _View] = {}
         self._vocab: dict[str, int] = {}  # small cache of looked-up query terms
-        self.refresh()
+        self._v()
 
     # -- open ------------------------------------------------------------------------------
     @classmethod
-    def open(cls, folder: Path, k1: Optional[float] = None, b: Optional[float] = None) -> "EmbeddedSearchIndex":
+    def open(cls, folder: Path, k1: Optional[float] = None, b: Optional[float] = None,
+             db: Optional[Database] = None) -> "EmbeddedSearchIndex":
         """Open a built index (files memory-mapped, ids read on demand). ``k1``/``b``: BM25
-        parameters (default: those of the build). Raises FileNotFoundError when none was built."""
+        parameters (default: those of the build). Raises FileNotFoundError (with what to run)
+        when none was built or it is damaged."""
         folder = Path(folder)
         path = folder / DB_NAME
         if not path.is_file() and (folder / "search" / "ids.json").is_file():
             raise FileNotFoundError(f"the index in {folder} was built by an older Lit3R: run `lit3r ingest PDF_DIR` "
                                     f"again to rebuild it (parsed papers are kept)")
+        if not path.is_file() and (folder.with_name(folder.name + ".old") / DB_NAME).is_file():
+            raise FileNotFoundError(f"a rebuild of the index in {folder} was interrupted while it swapped the new "
+                                    f"index in: run `lit3r ingest PDF_DIR` again to finish it")
         if not path.is_file() and (folder.with_name(folder.name + ".new") / DB_NAME).is_file():
             raise FileNotFoundError(f"the first build of the index in {folder} was interrupted before it finished: "
                                     f"run `lit3r ingest PDF_DIR` again to resume it")
@@ -127,33 +161,73 @@ class EmbeddedSearchIndex:
         try:
             built = _meta(Database(path).connect(), "limit_rows")
         except sqlite3.DatabaseError as exc:
-            raise FileNotFoundError(f"the index in {folder} is unreadable ({exc}): run `lit3r ingest PDF_DIR` "
-                                    f"again to rebuild it") from None
+            raise FileNotFoundError(f"the index in {folder} is unreadable ({exc}): run `lit3r ingest PDF_DIR "
+                                    f"--rebuild` to rebuild it") from None
         if built is None:
             raise FileNotFoundError(f"no corpus index in {folder}: run `lit3r ingest PDF_DIR` first (or pass --home)")
-        return cls(folder, k1, b)
+        try:
+            return cls(folder, k1, b, db)
+        except (OSError, ValueError, sqlite3.DatabaseError) as exc:
+            raise FileNotFoundError(f"the index in {folder} is damaged ({exc}): run `lit3r ingest PDF_DIR "
+                                    f"--rebuild` to rebuild it") from None
 
-    def refresh(self) -> None:
-        """(Re)read the published state: limits, dead masks, segments, statistics."""
+    @contextlib.contextmanager
+    def snapshot(self):
+        """Every read in the block sees one generation of the index (module docstring)."""
+        outer = getattr(self._local, "view", None) is None
+        with self.db.snapshot():
+            if outer:
+                self._local.view = self._current()
+            try:
+                yield
+            finally:
+                if outer:
+                    self._local.view = None
+
+    def _v(self) -> _View:
+        view = getattr(self._local, "view", None)
+        return view if view is not None else self._current()
+
+    def _current(self) -> _View:
+        gen = _meta(self.db, "generation", 0)
+        view = self._views.get(gen)
+        if view is None:
+            with self._lock:
+                view = self._views.get(gen)
+                if view is None:
+                    view = self._make_view(gen)
+                    self._views = {g: v for g, v in self._views.items() if g > gen - 2}
+                    self._views[gen] = view
+        return view
+
+    def _make_view(self, gen: int) -> _View:
         db = self.db
-        if not db.path.is_file() or _meta(db, "limit_rows") is None:
-            self._fields = {}
-            self.dim, self.n_chunks, self.limit_rows, self.limit_ords = 0, 0, 0, 0
-            self._dead_rows = self._dead_ords = None
-            self.vectors = np.zeros((0, 0), np.float32)
-            return
-        self.dim = _meta(db, "dim", 0)
-        self.limit_rows = _meta(db, "limit_rows", 0)
-        self.limit_ords = _meta(db, "limit_ords", 0)
-        self.n_chunks = _meta(db, "live_chunks", 0)
-        self.k1 = self._k1 if self._k1 is not None else _meta(db, "k1", 1.5)
-        self.b = self._b if self._b is not None else _meta(db, "b", 0.75)
-        self._dead_rows = self._dead("rows", "row", self.limit_rows)
-        self._dead_ords = self._dead("pdocs", "ord", self.limit_ords)
-        vec = self.folder / "chunk_vectors.f32"
-        self.vectors = (np.memmap(vec, dtype=np.float32, mode="r", shape=(self.limit_rows, self.dim)).view(np.ndarray)
-                        if self.limit_rows and self.dim else np.zeros((0, self.dim), np.float32))
-        self._fields = {f: self._field(f) for f in FIELDS}
+        with db.snapshot():
+            dim = _meta(db, "dim", 0) or 0
+            limit_rows, limit_ords = _meta(db, "limit_rows", 0) or 0, _meta(db, "limit_ords", 0) or 0
+            k1 = self._k1 if self._k1 is not None else _meta(db, "k1", 1.5)
+            b = self._b if self._b is not None else _meta(db, "b", 0.75)
+            dead_rows = self._dead("rows", "row", limit_rows)
+            dead_ords = self._dead("pdocs", "ord", limit_ords)
+            vec = self.folder / "chunk_vectors.f32"
+            self._check_size(vec, limit_rows * dim * 4)
+            vectors = (np.memmap(vec, dtype=np.float32, mode="r", shape=(limit_rows, dim)).view(np.ndarray)
+                       if limit_rows and dim else np.zeros((0, dim), np.float32))
+            fields = {f: self._field(f, limit_rows if f == "chunks" else limit_ords,
+                                     dead_rows if f == "chunks" else dead_ords, k1, b) for f in FIELDS}
+            return _View(gen, dim, limit_rows, limit_ords, _meta(db, "live_chunks", 0) or 0, vectors, dead_rows, fields)
+
+    @staticmethod
+    def _check_size(path: Path, need: int) -> None:
+        have = path.stat().st_size if path.is_file() else -1
+        if need and have < need:
+            raise ValueError(f"{path.name} holds {max(have, 0):,} bytes, the index needs {need:,}")
+
+    # the current generation's figures
+    dim = property(lambda self: self._v().dim)
+    n_chunks = property(lambda self: self._v().n_chunks)
+    vectors = property(lambda self: self._v().vectors)
+    limit_rows = property(lambda self: self._v().limit_rows)
 
     def _dead(self, table: str, col: str, limit: int) -> Optional[np.ndarray]:
         dead = np.fromiter((r[0] for r in self.db.execute(f"SELECT {col} FROM {table} WHERE state = 0")), np.int64)
@@ -164,15 +238,19 @@ class EmbeddedSearchIndex:
         mask[dead] = True
         return mask
 
-    def _field(self, field: str) -> BM25Field:
-        limit = self.limit_rows if field == "chunks" else self.limit_ords
-        segs = [Segment(self.folder / f"{field}-{s}") for (s,) in self.db.execute(
-            "SELECT seg FROM segments WHERE field = ? ORDER BY seg", (field,))]
+    def _field(self, field: str, limit: int, dead: Optional[np.ndarray], k1: float, b: float) -> BM25Field:
+        segs = []
+        for (s,) in self.db.execute("SELECT seg FROM segments WHERE field = ? ORDER BY seg", (field,)):
+            folder = self.folder / f"{field}-{s}"
+            if not (folder / "docs.npy").is_file():
+                raise ValueError(f"the BM25 segment {folder.name} is missing")
+            segs.append(Segment(folder))
         dl_path = self.folder / f"{field}.dl"
+        self._check_size(dl_path, limit * 4)
         dl = np.memmap(dl_path, dtype=np.uint32, mode="r", shape=(limit,)).view(np.ndarray) if limit \
             else np.zeros(0, np.uint32)
-        return BM25Field(segs, dl, limit, self._dead_rows if field == "chunks" else self._dead_ords,
-                         _meta(self.db, f"n_live_{field}", 0), _meta(self.db, f"sum_dl_{field}", 0), self.k1, self.b)
+        return BM25Field(segs, dl, limit, dead, _meta(self.db, f"n_live_{field}", 0),
+                         _meta(self.db, f"sum_dl_{field}", 0), k1, b)
 
     # -- small-corpus convenience ----------------------------------------------------------
     @classmethod
@@ -221,8 +299,9 @@ class EmbeddedSearchIndex:
         missing = [c for c in chunk_ids if c not in rows]
         if missing:
             raise KeyError(missing[0])
+        view = self._v()
         idx = np.fromiter((rows[c] for c in chunk_ids), np.int64, len(chunk_ids))
-        return np.asarray(self.vectors[idx]) if len(idx) else np.zeros((0, self.dim), np.float32)
+        return np.asarray(view.vectors[idx]) if len(idx) else np.zeros((0, view.dim), np.float32)
 
     def paper_head(self, paper_id: str, chars: int) -> str:
         """The first ``chars`` indexed characters of a paper (the Relate BM25 seed query);
@@ -249,7 +328,7 @@ class EmbeddedSearchIndex:
         terms = self._term_ids(query)
         if not terms or k <= 0:
             return []
-        scores = self._fields[field].scores(terms)
+        scores = self._v().fields[field].scores(terms)
         top = _top(scores, k)
         top = top[scores[top] > 0]
         names = ids_of(top)
@@ -272,17 +351,18 @@ class EmbeddedSearchIndex:
         """Top-k chunks for each of ``(q, dim)`` normalised query vectors, from one scan of the
         vector file (the subqueries of a round share it). Exact inner product; ties at the k-th
         score are kept so that ids can break them."""
-        q = np.ascontiguousarray(np.asarray(query_vectors, np.float32).reshape(-1, self.dim))
-        n = self.limit_rows
+        view = self._v()
+        q = np.ascontiguousarray(np.asarray(query_vectors, np.float32).reshape(-1, view.dim))
+        n = view.limit_rows
         if n == 0 or k <= 0 or not len(q):
             return [[] for _ in range(len(q))]
         cand_s: list[list[np.ndarray]] = [[] for _ in q]
         cand_i: list[list[np.ndarray]] = [[] for _ in q]
         for start in range(0, n, DENSE_BLOCK):
-            block = self.vectors[start:start + DENSE_BLOCK]
+            block = view.vectors[start:start + DENSE_BLOCK]
             s = np.ascontiguousarray((block @ q.T).T)  # (q, rows): one product per block for all queries
-            if self._dead_rows is not None:
-                s[:, self._dead_rows[start:start + block.shape[0]]] = -np.inf
+            if view.dead_rows is not None:
+                s[:, view.dead_rows[start:start + block.shape[0]]] = -np.inf
             kk = min(k, s.shape[1])
             part = np.argpartition(-s, kk - 1, axis=1)[:, :kk]
             for j in range(len(q)):
@@ -338,10 +418,16 @@ class IndexWriter:
         self._vocab_saved = len(self.vocab)
         self.next_row = _meta(self.con, "next_row", 0)
         self.next_ord = _meta(self.con, "next_ord", 0)
-        # a crash after appending but before the commit leaves a tail that nothing refers to
+        # a crash after appending but before the commit leaves a tail that nothing refers to; a
+        # file shorter than what was committed is damage, never padded
         for name, n, width in (("chunk_vectors.f32", self.next_row, 4 * dim), ("paper_vectors.f32", self.next_ord, 4 * dim),
                                ("chunks.dl", self.next_row, 4), ("papers.dl", self.next_ord, 4)):
             path = self.folder / name
+            have = path.stat().st_size if path.is_file() else 0
+            if have < n * width:
+                self.db.close()
+                raise IndexDamaged(f"the index in {folder} is damaged ({name} holds {have:,} bytes, it needs "
+                                   f"{n * width:,}): run `lit3r ingest PDF_DIR --rebuild` to rebuild it")
             with open(path, "ab") as fh:
                 fh.truncate(n * width)
         self._files = {name: open(self.folder / name, "ab") for name in
@@ -518,6 +604,7 @@ class IndexWriter:
             stats[field] = n_live
         self._set("limit_rows", self.next_row)
         self._set("limit_ords", self.next_ord)
+        self._set("generation", (_meta(con, "generation", 0) or 0) + 1)
         self._set("live_chunks", stats["chunks"])
         return stats
 

@@ -11,6 +11,7 @@ LitTraceQA submission object plus the ranked candidates and per-stage timings.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -93,6 +94,22 @@ class AskResult:
         }
 
 
+def _check_models(settings: Settings, index, encoder) -> None:
+    """The index must have been built with the configured chunk encoder (ValueError otherwise)."""
+    import json
+
+    manifest = Path(settings.index_dir) / "manifest.json"
+    try:
+        built = json.loads(manifest.read_text(encoding="utf-8")).get("models", {}).get("chunk_encoder")
+    except (OSError, ValueError):
+        built = None
+    dim = getattr(index, "dim", None) or getattr(getattr(index, "local", None), "dim", None)
+    if (built and built != settings.models.chunk_encoder) or (dim and dim != encoder.dim):
+        raise ValueError(f"the index in {settings.index_dir} was built with the chunk encoder {built or '?'} "
+                         f"({dim}-d), the configuration says {settings.models.chunk_encoder} ({encoder.dim}-d): "
+                         f"run `lit3r ingest PDF_DIR` to rebuild the index with it, or set models.chunk_encoder back")
+
+
 class Engine:
     """Stores, models and pipeline stages of one corpus (``settings.home``).
 
@@ -110,6 +127,7 @@ class Engine:
         m = settings.models
         self.encoder = CachedQueryEncoder(encoder or load_encoder(
             m.chunk_encoder, device=m.device, batch_size=m.batch_size, query_prompt=m.query_prompt, dtype=m.dtype))
+        _check_models(settings, self.index, self.encoder)
         reranker = make_reranker(m, self.encoder) if m.reranker == "cross-encoder" else None
         self.retriever = Retriever(self.index, self.graph, self.encoder, settings.retrieve, reranker)
         self.extractive = ExtractiveReader(self.graph, self.index, self.encoder, settings.read)
@@ -128,6 +146,20 @@ class Engine:
         ValueError for an empty question or an unknown paper id."""
         if not question.strip():
             raise ValueError("the question is empty: pass a question in quotes")
+        with self.snapshot():
+            return self._ask(question, options=options, query_id=query_id, answer_types=answer_types,
+                             table_schema=table_schema, papers=papers, answer=answer)
+
+    def snapshot(self) -> contextlib.ExitStack:
+        """Context manager: the stores' reads in the block see one committed corpus (a build that
+        publishes meanwhile is seen by the next question)."""
+        stack = contextlib.ExitStack()
+        for store in (self.index, self.graph):  # the embedded stores share one connection: re-entrant
+            if hasattr(store, "snapshot"):
+                stack.enter_context(store.snapshot())
+        return stack
+
+    def _ask(self, question: str, *, options, query_id, answer_types, table_schema, papers, answer) -> AskResult:
         types = tuple(answer_types or (("freeform", "multiple_choice") if options else ("freeform",)))
         if table_schema and "table" not in types:
             types += ("table",)

@@ -63,6 +63,10 @@ class OpenSearchIndex:
         self.local = local
         self.candidates = candidates
 
+    def snapshot(self):
+        """The local build's snapshot (the servers answer live)."""
+        return self.local.snapshot()
+
     def vectors_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
         """Chunk vectors from the local build (see the module docstring)."""
         return self.local.vectors_of(chunk_ids)

@@ -6,6 +6,7 @@ model-free hashing encoder (the stores are under test, not the model)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -232,3 +233,66 @@ def test_a_second_build_of_the_same_home_fails_at_once(corpus, tmp_path):
         with pytest.raises(BuildLocked, match="another build .* is running"):
             build_stores(_settings(home))
     assert not build_stores(_settings(home)).skipped  # the lock is free again
+
+
+def test_an_open_engine_keeps_answering_while_builds_publish(corpus, tmp_path):
+    import threading
+
+    from lit3r.engine import Engine
+
+    home = tmp_path / "home"
+    small, big = {"1706.03762", "2007.14062", "2006.04768"}, set(PAPERS)
+    _write(home, corpus, small)
+    build_stores(_settings(home))
+    engine = Engine(_settings(home))
+    errors, answered, stop = [], [], threading.Event()
+
+    def ask_forever():
+        while not stop.is_set():
+            try:
+                answered.append(engine.ask(QUERIES[len(answered) % 5]).candidates)
+            except Exception as exc:  # noqa: BLE001 - the test reports any failure
+                errors.append(repr(exc))
+
+    worker = threading.Thread(target=ask_forever)
+    worker.start()
+    try:
+        for i in range(6):  # add and remove papers back and forth, each build publishing
+            _write(home, corpus, big if i % 2 == 0 else small)
+            build_stores(_settings(home))
+    finally:
+        stop.set()
+        worker.join()
+    assert not errors, errors[:3]
+    assert len(answered) >= 6
+    assert set(engine.ask(QUERIES[0]).candidates) <= small  # the last build (small) is what it sees now
+
+
+@pytest.mark.parametrize("damage", ["truncate vectors", "delete segment", "garbage database"])
+def test_a_damaged_index_says_so_and_rebuild_repairs_it(tmp_path, damage):
+    pdfs, home = tmp_path / "pdfs", tmp_path / "home"
+    pdfs.mkdir()
+    home.mkdir()
+    for pid in PAPERS[:2]:
+        (pdfs / f"{pid}.pdf").symlink_to(CORPUS / "pdfs" / f"{pid}.pdf")
+    (home / "config.toml").write_text('[models]\nchunk_encoder = "hashing:64"\npaper_encoder = "hashing:64"\n')
+    lit3r = [sys.executable, "-m", "lit3r.cli", "--home", str(home)]
+    ingest = lit3r + ["ingest", str(pdfs), "--no-images"]
+    assert subprocess.run(ingest, cwd=ROOT, capture_output=True).returncode == 0
+    index = home / "index"
+    if damage == "truncate vectors":
+        os.truncate(index / "chunk_vectors.f32", 1000)
+    elif damage == "delete segment":
+        shutil.rmtree(next(index.glob("chunks-*")))
+    else:
+        (index / DB_NAME).write_bytes(b"not a database" * 100)
+    ask = subprocess.run(lit3r + ["ask", "attention"], cwd=ROOT, capture_output=True, text=True)
+    assert ask.returncode == 1 and "Traceback" not in ask.stderr
+    assert "--rebuild" in ask.stderr and len(ask.stderr.strip().splitlines()) == 1, ask.stderr
+    again = subprocess.run(ingest, cwd=ROOT, capture_output=True, text=True)
+    if damage != "delete segment":  # a missing segment folder is not seen by an update, only by readers
+        assert again.returncode == 1 and "--rebuild" in again.stderr and "Traceback" not in again.stderr, again.stderr
+    fixed = subprocess.run(ingest + ["--rebuild"], cwd=ROOT, capture_output=True, text=True)
+    assert fixed.returncode == 0 and "2 paper(s) encoded" in fixed.stdout, fixed.stderr[-1500:]
+    ask = subprocess.run(lit3r + ["ask", "attention"], cwd=ROOT, capture_output=True, text=True)
+    assert ask.returncode == 0 and "Supporting papers" in ask.stdout, ask.stderr[-1500:]
