@@ -169,13 +169,19 @@ def test_model_change_rebuilds_beside_and_swaps(corpus, tmp_path):
         EmbeddedSearchIndex.open(home / "index")
 
 
-def test_ingest_prune_removes_a_paper_from_every_store(tmp_path):
+def _pdf_home(tmp_path, n: int):
+    """(a folder of the first ``n`` PAPERS' PDFs, an empty home configured for the hashing encoder)."""
     pdfs, home = tmp_path / "pdfs", tmp_path / "home"
     pdfs.mkdir()
     home.mkdir()
-    for pid in PAPERS[:3]:
+    for pid in PAPERS[:n]:
         (pdfs / f"{pid}.pdf").symlink_to(CORPUS / "pdfs" / f"{pid}.pdf")
     (home / "config.toml").write_text('[models]\nchunk_encoder = "hashing:64"\npaper_encoder = "hashing:64"\n')
+    return pdfs, home
+
+
+def test_ingest_prune_removes_a_paper_from_every_store(tmp_path):
+    pdfs, home = _pdf_home(tmp_path, 3)
     cli = [sys.executable, "-m", "lit3r.cli", "--home", str(home), "ingest", str(pdfs), "--no-images",
            "--metadata", str(CORPUS / "manifest.jsonl")]
     res = subprocess.run(cli, cwd=ROOT, capture_output=True, text=True)
@@ -270,12 +276,7 @@ def test_an_open_engine_keeps_answering_while_builds_publish(corpus, tmp_path):
 
 @pytest.mark.parametrize("damage", ["truncate vectors", "delete segment", "garbage database"])
 def test_a_damaged_index_says_so_and_rebuild_repairs_it(tmp_path, damage):
-    pdfs, home = tmp_path / "pdfs", tmp_path / "home"
-    pdfs.mkdir()
-    home.mkdir()
-    for pid in PAPERS[:2]:
-        (pdfs / f"{pid}.pdf").symlink_to(CORPUS / "pdfs" / f"{pid}.pdf")
-    (home / "config.toml").write_text('[models]\nchunk_encoder = "hashing:64"\npaper_encoder = "hashing:64"\n')
+    pdfs, home = _pdf_home(tmp_path, 2)
     lit3r = [sys.executable, "-m", "lit3r.cli", "--home", str(home)]
     ingest = lit3r + ["ingest", str(pdfs), "--no-images"]
     assert subprocess.run(ingest, cwd=ROOT, capture_output=True).returncode == 0
