@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import sqlite3
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -128,7 +129,7 @@ def _build(settings, quiet: bool, rebuild: bool = False):
     except (ModelError, CorpusOrderError, BuildLocked, IndexDamaged) as exc:
         raise click.ClickException(str(exc)) from None
     except (sqlite3.DatabaseError, OSError) as exc:
-        raise click.ClickException(f"the index in {settings.index_dir} could not be updated ({exc}): run "
+        raise click.ClickException(f"the index in {settings.index_dir} could not be updated ({_clean(exc)}): run "
                                    f"`lit3r ingest PDF_DIR --rebuild` to rebuild it") from None
     except KeyboardInterrupt:
         before = "the previous index still answers" if (settings.index_dir / "lit3r.sqlite").is_file() else \
@@ -180,12 +181,14 @@ def ask(ctx: click.Context, question: str, options: tuple[str, ...], as_json: bo
         raise click.ClickException("--papers: separate paper ids with commas, e.g. 2007.14062,1706.03762")
     with _engine_errors(settings):
         engine = Engine(settings)
-        result = engine.ask(question, options=opts or None, query_id="cli", table_schema=schema, papers=paper_ids)
-    result.timings["load"] = engine.load_seconds
-    if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
-        return
-    _print_answer(engine, result, top, opts)
+        with engine.snapshot():  # the answer and what is printed about it come from one corpus
+            result = engine.ask(question, options=opts or None, query_id="cli", table_schema=schema,
+                                papers=paper_ids)
+            result.timings["load"] = engine.load_seconds
+            if as_json:
+                click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+                return
+            _print_answer(engine, result, top, opts)
 
 
 def _table_schema(text: str) -> list[dict]:
@@ -227,6 +230,15 @@ def _engine_errors(settings):
                                    f"(or pass --home)") from None
     except (ModelError, LLMError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
+    except sqlite3.DatabaseError as exc:
+        raise click.ClickException(f"the index in {settings.index_dir} is damaged ({_clean(exc)}): run "
+                                   f"`lit3r ingest PDF_DIR --rebuild` to rebuild it") from None
+
+
+def _clean(exc: BaseException, limit: int = 120) -> str:
+    """An exception's message as one printable line (damaged files can put raw bytes in it)."""
+    text = "".join(ch if ch.isprintable() else "?" for ch in str(exc).replace("\n", " "))
+    return text[:limit] + ("..." if len(text) > limit else "")
 
 
 def _print_answer(engine, result, top: int, options: dict[str, str]) -> None:
