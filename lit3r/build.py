@@ -288,7 +288,8 @@ def _build(settings: Settings, home: Path, n_papers: int, t0: float, force: bool
                 return
             ts = time.perf_counter()
             todo = [(rec, ch, ph) for rec, ch, ph, _, s in batch if s]
-            need = [(rec, ch) for rec, ch, _ in todo if writer.cached_vectors(ch, len(rec.chunks)) is None]
+            cached = {ch: writer.cached_vectors(ch, len(rec.chunks)) for rec, ch, _ in todo}
+            need = [(rec, ch) for rec, ch, _ in todo if cached[ch] is None]
             texts = [c["text"] for rec, _ in need for c in rec.chunks]
             fresh = enc.chunk.encode(texts) if texts else np.zeros((0, writer.dim), np.float32)
             pneed = [(rec, ph) for rec, _, ph in todo if writer.cached_paper_vector(ph) is None]
@@ -318,8 +319,7 @@ def _build(settings: Settings, home: Path, n_papers: int, t0: float, force: bool
                 vecs = by_hash.get(ch)
                 report.encoded_papers += vecs is not None
                 if vecs is None:
-                    vecs = writer.cached_vectors(ch, len(rec.chunks))
-                    vecs = vecs if vecs is not None else np.zeros((0, writer.dim), np.float32)
+                    vecs = cached[ch] if cached[ch] is not None else np.zeros((0, writer.dim), np.float32)
                 pv = pby.get(ph)
                 pv = pv if pv is not None else writer.cached_paper_vector(ph)
                 texts_p = [c["text"] for c in rec.chunks]

@@ -363,13 +363,8 @@ class EmbeddedSearchIndex:
             s = np.ascontiguousarray((block @ q.T).T)  # (q, rows): one product per block for all queries
             if view.dead_rows is not None:
                 s[:, view.dead_rows[start:start + block.shape[0]]] = -np.inf
-            kk = min(k, s.shape[1])
-            part = np.argpartition(-s, kk - 1, axis=1)[:, :kk]
             for j in range(len(q)):
-                top = part[j]
-                kth = s[j, top].min()
-                ties = np.flatnonzero(s[j] == kth)
-                top = np.union1d(top[s[j, top] > kth], ties[:kk + 1000])
+                top = _top(s[j], k)
                 cand_s[j].append(s[j, top])
                 cand_i[j].append(top + start)
         picks, need = [], set()
@@ -400,12 +395,11 @@ class IndexWriter:
     papers and turns the parts into one new segment per field, in the caller's transaction.
     """
 
-    def __init__(self, folder: Path, dim: int, k1: float = 1.5, b: float = 0.75, head_chars: int = 4000,
-                 con: Optional[sqlite3.Connection] = None) -> None:
+    def __init__(self, folder: Path, dim: int, k1: float = 1.5, b: float = 0.75, head_chars: int = 4000) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.db = Database(self.folder / DB_NAME, readonly=False)
-        self.con = con or self.db.connect()
+        self.con = self.db.connect()
         self.con.executescript(SCHEMA)
         old_dim = _meta(self.con, "dim")
         if old_dim not in (None, dim):
