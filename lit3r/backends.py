@@ -1,8 +1,8 @@
 """Open the graph store and search index that ``settings.backend`` names.
 
-- ``embedded``: :class:`graph.embedded.EmbeddedGraphStore` + :class:`lit3r.embedded_index.EmbeddedSearchIndex`
+- ``embedded``: :class:`graph.embedded.EmbeddedGraphStore` + :class:`graph.search.embedded.EmbeddedSearchIndex`
   over ``home/index`` (SQLite + memory-mapped files; nothing is loaded at open).
-- ``neo4j+opensearch``: :class:`graph.neo4j_store.Neo4jGraphStore` + :class:`lit3r.opensearch_index.OpenSearchIndex`
+- ``neo4j+opensearch``: :class:`graph.neo4j_store.Neo4jGraphStore` + :class:`graph.search.opensearch.OpenSearchIndex`
   (which reads vectors and paper heads from the local build under ``home/index``).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from lit3r.config import Settings
-from lit3r.embedded_index import DB_NAME, EmbeddedSearchIndex
+from graph.search.embedded import DB_NAME, EmbeddedSearchIndex
 
 
 def open_stores(settings: Settings):
@@ -27,7 +27,7 @@ def open_stores(settings: Settings):
 
         return EmbeddedGraphStore.open(settings.index_dir / DB_NAME, db=db), local
     from graph.neo4j_store import Neo4jGraphStore
-    from lit3r.opensearch_index import OpenSearchIndex, make_client
+    from graph.search.opensearch import OpenSearchIndex, make_client
 
     n, o = settings.neo4j, settings.opensearch
     graph = Neo4jGraphStore.open(n.uri, n.user, n.password, n.database)
@@ -41,7 +41,7 @@ def load_servers(settings: Settings) -> dict:
     from graph.neo4j_store import Neo4jGraphStore
     from graph.embedded import EmbeddedGraphStore
     from ingest.corpus import load_corpus
-    from lit3r.opensearch_index import OpenSearchIndex, make_client
+    from graph.search.opensearch import OpenSearchIndex, make_client
 
     papers, chunks, refs = load_corpus(settings.home)
     local = EmbeddedSearchIndex.open(settings.index_dir)

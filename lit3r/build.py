@@ -3,10 +3,10 @@
 ``build_stores(settings)`` streams the corpus files in ``settings.home`` (written by
 :func:`ingest.corpus.ingest_corpus`) paper by paper and writes ``home/index/``:
 
-    lit3r.sqlite           graph records (:mod:`graph.embedded`) and search rows (:mod:`lit3r.embedded_index`)
+    lit3r.sqlite           graph records (:mod:`graph.embedded`) and search rows (:mod:`graph.search.embedded`)
     chunk_vectors.f32      chunk vectors, append-only, memory-mapped by readers
     paper_vectors.f32      paper-encoder vectors (SIMILAR_TO), one per paper version
-    chunks-<n>/, papers-<n>/, *.dl   BM25 segments (:mod:`lit3r.bm25`)
+    chunks-<n>/, papers-<n>/, *.dl   BM25 segments (:mod:`graph.search.bm25`)
     manifest.json          what was built from what, with which models, and the last report
 
 Memory holds one batch of papers (at most ``MAX_BATCH_CHUNKS`` chunks), the vocabulary and one part
@@ -42,7 +42,7 @@ from graph.embedded import GraphWriter
 from graph.records import Neighbour, Paper
 from ingest.corpus import PaperRecords, corpus_size, iter_corpus
 from lit3r.config import Settings
-from lit3r.embedded_index import DB_NAME, IndexDamaged, IndexWriter, stored_dim
+from graph.search.embedded import DB_NAME, IndexDamaged, IndexWriter, stored_dim
 
 BUILD_VERSION = "2"
 #: Chunks encoded and committed together (one batch of the stream).

@@ -118,7 +118,7 @@ def _build(settings, quiet: bool, rebuild: bool = False):
     import sqlite3
 
     from lit3r.build import BuildLocked, build_stores
-    from lit3r.embedded_index import IndexDamaged
+    from graph.search.embedded import IndexDamaged
     from lit3r.models import ModelError
 
     if not quiet:

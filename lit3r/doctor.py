@@ -75,7 +75,7 @@ def run_checks(settings: Settings) -> list[dict[str, Any]]:
         return f"{agent} at {n.uri}: {count} papers, constraints present, {len(names())} named statements"
 
     def opensearch() -> str:
-        from lit3r.opensearch_index import make_client
+        from graph.search.opensearch import make_client
 
         o = settings.opensearch
         client = make_client(o.url, o.user, o.password, o.verify_certs)

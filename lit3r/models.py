@@ -297,7 +297,7 @@ class HashingEncoder:
     def __init__(self, dim: int = 384, buckets: int = 1 << 14, seed: int = 0) -> None:
         from sklearn.feature_extraction.text import HashingVectorizer
 
-        from lit3r.tokenize import TOKEN_PATTERN
+        from graph.search.tokenize import TOKEN_PATTERN
 
         if dim < 1:
             raise ValueError("dim must be at least 1")

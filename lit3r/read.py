@@ -24,9 +24,9 @@ import numpy as np
 
 from graph.records import Chunk
 from lit3r.config import ReadParams
-from lit3r.search import SearchIndex
+from graph.search.protocol import SearchIndex
 from lit3r.fusion import Pool
-from lit3r.tokenize import tokenize
+from graph.search.tokenize import tokenize
 
 _CITE_Q = re.compile(r"\b(cite[sd]?|citation|reference[sd]?|bibliograph)", re.I)
 _NUM = re.compile(r"\d+(?:\.\d+)?")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from lit3r.config import RelateParams
-from lit3r.search import SearchIndex
+from graph.search.protocol import SearchIndex
 from lit3r.fusion import fuse_ab, relate_ranking, round_robin
 
 

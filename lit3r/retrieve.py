@@ -29,7 +29,7 @@ from typing import Iterable, Iterator, Mapping, Optional, Protocol, Sequence
 import numpy as np
 
 from lit3r.config import RetrieveParams
-from lit3r.search import Hit, SearchIndex
+from graph.search.protocol import Hit, SearchIndex
 from lit3r.fusion import Pool, papers_by_best_chunk, prf_query, rerank_blend, rrf, rrf_scores
 
 

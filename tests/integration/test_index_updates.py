@@ -20,9 +20,9 @@ from graph.embedded import EmbeddedGraphStore
 from ingest.corpus import ingest_corpus
 from lit3r.build import build_stores
 from lit3r.config import Settings
-from lit3r.embedded_index import DB_NAME, EmbeddedSearchIndex
+from graph.search.embedded import DB_NAME, EmbeddedSearchIndex
 from lit3r.models import HashingEncoder
-from lit3r.tokenize import tokenize
+from graph.search.tokenize import tokenize
 from tests.conftest import CORPUS, ROOT
 
 PAPERS = ["1706.03762", "2007.14062", "2006.04768", "2006.16236", "2108.12409", "2309.06275"]

@@ -1,7 +1,7 @@
 """The SearchIndex interface: the three Retrieve lanes plus what the reranker and reader read.
 
-Implemented by :class:`lit3r.embedded_index.EmbeddedSearchIndex` (bm25s + numpy) and
-:class:`lit3r.opensearch_index.OpenSearchIndex` (OpenSearch); the shared backend tests check
+Implemented by :class:`graph.search.embedded.EmbeddedSearchIndex` (bm25s + numpy) and
+:class:`graph.search.opensearch.OpenSearchIndex` (OpenSearch); the shared backend tests check
 that they agree.
 """
 

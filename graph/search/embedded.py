@@ -11,7 +11,7 @@ Layout (``index/``, beside the graph store's tables in ``lit3r.sqlite``):
   encoder's, for SIMILAR_TO). Exact search is one matrix product over the live rows in blocks;
   the subqueries of a round share it (:meth:`EmbeddedSearchIndex.chunk_dense_many`).
 - ``chunks.dl``, ``papers.dl`` and ``chunks-<n>/``, ``papers-<n>/``: the BM25 segments of
-  :mod:`lit3r.bm25` (the paper index holds each paper's concatenated chunk text).
+  :mod:`graph.search.bm25` (the paper index holds each paper's concatenated chunk text).
 - SQLite tables ``rows(row, chunk_id, paper_id, state)``, ``pdocs(ord, paper_id, state, head,
   chunk_hash, first_row, n_rows)``, ``segments``, ``parts``, ``vocab(term, id)`` and ``meta``.
   ``state``: 1 live, 0 deleted, 2 staged by a build that has not published yet.
@@ -36,9 +36,9 @@ from typing import Optional, Sequence
 import numpy as np
 
 from graph.sqlite import Database, batched_in
-from lit3r.bm25 import BM25Field, Segment, load_part, postings_of, save_part, sum_postings, write_segment
-from lit3r.search import Hit
-from lit3r.tokenize import tokenize
+from graph.search.bm25 import BM25Field, Segment, load_part, postings_of, save_part, sum_postings, write_segment
+from graph.search.protocol import Hit
+from graph.search.tokenize import tokenize
 
 DB_NAME = "lit3r.sqlite"
 LIVE, DEAD, STAGED = 1, 0, 2

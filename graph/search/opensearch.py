@@ -2,12 +2,12 @@
 
 Two indices per corpus, ``<prefix>-chunks`` and ``<prefix>-papers``. Both use BM25 with the
 configured k1/b in the index settings and a whitespace analyzer over text that is already
-tokenized by :func:`lit3r.tokenize.tokenize`, so OpenSearch and the embedded index score the
+tokenized by :func:`graph.search.tokenize.tokenize`, so OpenSearch and the embedded index score the
 same terms (Lucene stores document lengths in one byte, so scores differ slightly). Chunk
 vectors go into a ``knn_vector`` field (HNSW, Lucene engine, inner product on L2-normalised
 vectors = cosine); k-NN search is approximate.
 
-The corpus build keeps its local files (vectors, paper heads: see :mod:`lit3r.embedded_index`);
+The corpus build keeps its local files (vectors, paper heads: see :mod:`graph.search.embedded`);
 this class answers the three search lanes from OpenSearch and delegates the rest (the vectors
 the reranker and reader read, paper heads) to them.
 """
@@ -19,8 +19,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from lit3r.embedded_index import EmbeddedSearchIndex, Hit
-from lit3r.tokenize import tokenize
+from graph.search.embedded import EmbeddedSearchIndex, Hit
+from graph.search.tokenize import tokenize
 
 
 def chunk_index_body(dim: int, k1: float, b: float) -> dict[str, Any]:
