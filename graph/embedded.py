@@ -281,5 +281,36 @@ class EmbeddedGraphStore:
         return [r[0] for r in self.db.execute(
             "SELECT DISTINCT paper_id FROM refs WHERE cited_paper_id = ? ORDER BY paper_id", (paper_id,))]
 
+    # -- the records of papers, for loading another store ------------------------------------
+    def content_hashes(self) -> dict[str, str]:
+        """``{paper_id: content hash}`` of every paper (the build's digest of its lines)."""
+        return dict(self.db.execute("SELECT paper_id, hash FROM papers"))
+
+    def records(self, paper_ids: Sequence[str]) -> list[tuple[dict, list[dict], list[dict]]]:
+        """``[(paper, chunks by seq, references by number)]`` as JSON-ready dicts, in the order of
+        ``paper_ids`` (batched reads; KeyError for an unknown paper)."""
+        ids = list(dict.fromkeys(paper_ids))
+        papers = dict(batched_in(self.db, "SELECT paper_id, record FROM papers WHERE paper_id IN ({in_})", ids))
+        chunks: dict[str, list] = {p: [] for p in ids}
+        refs: dict[str, list] = {p: [] for p in ids}
+        for pid, seq, rec in batched_in(self.db, "SELECT paper_id, seq, record FROM chunks WHERE paper_id IN ({in_})", ids):
+            chunks[pid].append((seq, rec))
+        for pid, num, rec in batched_in(self.db, "SELECT paper_id, number, record FROM refs WHERE paper_id IN ({in_})", ids):
+            refs[pid].append((num, rec))
+        missing = [p for p in paper_ids if p not in papers]
+        if missing:
+            raise KeyError(missing[0])
+        return [(json.loads(papers[p]), [json.loads(r) for _, r in sorted(chunks[p])],
+                 [json.loads(r) for _, r in sorted(refs[p], key=lambda t: t[0])]) for p in paper_ids]
+
+    def neighbour_lists(self) -> dict[str, list[tuple[str, float]]]:
+        """Every SIMILAR_TO list ``{paper_id: [(neighbour_id, score)]}`` by rank (papers without
+        neighbours map to [])."""
+        out: dict[str, list[tuple[str, float]]] = {p: [] for p in self.paper_ids()}
+        for pid, nid, score in self.db.execute("SELECT paper_id, neighbour_id, score FROM neighbours "
+                                               "ORDER BY paper_id, rank"):
+            out.setdefault(pid, []).append((nid, score))
+        return out
+
     def close(self) -> None:
         self.db.close()

@@ -1,39 +1,94 @@
-"""The Neo4j graph store (official ``neo4j`` driver): the production GraphStore.
+"""The Neo4j graph store (official ``neo4j`` driver): the GraphStore of the servers backend.
 
-Every statement is a named file of the ``cypher`` package run with parameters only. Writes are
-batched ``UNWIND $rows ... MERGE`` (idempotent) in managed write transactions, which the driver
-retries on transient errors; reads run in read transactions. Papers and chunks are cached in
-memory after :meth:`load`/:meth:`open` (a question touches hundreds of chunks; one round trip
-each would dominate latency); citations, coupling and neighbours are queried live.
+Neo4j is the system of record there: nothing is loaded at open (one round trip checks that a
+corpus is there), and every read is a named statement of the ``cypher`` package run with
+parameters, batched over ids (``UNWIND $ids``), so a question costs a few round trips whatever
+the corpus size. Inside :meth:`snapshot` (one question) papers and chunks already read are kept
+in memory; outside it every call reads the server.
+
+Writes are incremental (:meth:`write_papers`, :meth:`mark_loaded`, :meth:`delete_papers`,
+:meth:`write_neighbours`): a paper is first *forgotten* (content hash removed, its chunks and
+edges deleted), then its nodes are written in batched ``UNWIND $rows`` transactions, and its
+content hash is set last, once every store holds it. A load killed at any point leaves papers
+without a hash, which the next load writes again from scratch; nodes are merged on their
+unique ids, so nothing is duplicated. Managed write transactions retry transient errors.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import threading
 import time
-from typing import Any, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from graph.cypher import statement, statements
 from graph.records import Chunk, Neighbour, Paper, Reference, Source
-from graph.store import RecordCache
 
 
-class Neo4jGraphStore(RecordCache):
-    """GraphStore over a Neo4j 5 database.
+def connect(uri: str, user: Optional[str] = None, password: Optional[str] = None, **config: Any):
+    """A ``neo4j.Driver`` for ``uri`` (``bolt://``, ``neo4j://``, ``neo4j+s://`` for TLS);
+    ``user`` None connects without auth. Extra ``config`` goes to the driver (e.g.
+    ``max_connection_pool_size``)."""
+    import neo4j
 
-    ``uri`` (``bolt://`` or ``neo4j://``), ``user``/``password`` (None: no auth), ``database``
-    (None: the server default). Raises ``neo4j.exceptions.ServiceUnavailable`` /
-    ``AuthError`` from :meth:`verify` when the server cannot be reached.
+    config.setdefault("notifications_min_severity", "OFF")  # e.g. "property key does not exist" on a new database
+    return neo4j.GraphDatabase.driver(uri, auth=(user, password) if user else None, **config)
+
+
+def paper_rows(papers: Iterable[Paper | dict]) -> list[dict]:
+    """Paper records as rows of ``load_papers``."""
+    out = []
+    for p in papers:
+        d = p.model_dump(mode="json") if isinstance(p, Paper) else p
+        out.append({"paper_id": d["paper_id"], "title": d.get("title", ""), "venue": d.get("venue"),
+                    "year": d.get("year"), "abstract": d.get("abstract", ""), "n_pages": d.get("n_pages", 1),
+                    "file": d["source"]["file"], "sha256": d["source"]["sha256"], "parser": d.get("parser", "pymupdf"),
+                    "authors": d.get("authors") or []})
+    return out
+
+
+def records_hash(paper: dict, chunks: Sequence[dict], refs: Sequence[dict]) -> str:
+    """A content hash of one paper's records (JSON-ready dicts), for :meth:`Neo4jGraphStore.load`."""
+    h = hashlib.sha256()
+    for part in (paper, *chunks, *refs):
+        h.update(json.dumps(part, sort_keys=True, ensure_ascii=False).encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def neighbours_hash(neighbours: Sequence[tuple[str, float]]) -> str:
+    """A hash of one SIMILAR_TO list ``[(neighbour_id, score)]`` by rank."""
+    return hashlib.sha256(json.dumps([[n, round(float(s), 6)] for n, s in neighbours]).encode()).hexdigest()
+
+
+class Neo4jGraphStore:
+    """GraphStore over a Neo4j 5 database (see the module docstring).
+
+    ``driver``: a ``neo4j.Driver`` (:func:`connect`); ``database``: None for the server default;
+    ``batch_size``: rows per write transaction. Unknown ids raise KeyError; connection errors
+    are the driver's (``ServiceUnavailable``, ``AuthError``).
     """
 
-    def __init__(self, uri: str, user: Optional[str] = None, password: Optional[str] = None,
-                 database: Optional[str] = None, batch_size: int = 2000) -> None:
-        import neo4j
-
-        auth = (user, password) if user else None
-        self.driver = neo4j.GraphDatabase.driver(uri, auth=auth)
+    def __init__(self, driver, database: Optional[str] = None, batch_size: int = 5000) -> None:
+        self.driver = driver
         self.database = database
         self.batch_size = batch_size
-        self._cache([], [])
+        self._cache_lock = threading.Lock()
+        self._depth = 0
+        self._papers: Optional[dict[str, Paper]] = None
+        self._chunks: Optional[dict[str, Chunk]] = None
+
+    @classmethod
+    def open(cls, driver, database: Optional[str] = None) -> "Neo4jGraphStore":
+        """A store over a database that holds a corpus (one round trip). Raises
+        FileNotFoundError when it holds none."""
+        store = cls(driver, database)
+        if not store._read("corpus_present"):
+            raise FileNotFoundError("no Lit3R corpus in the Neo4j database: run `lit3r ingest PDF_DIR` "
+                                    "with the servers backend")
+        return store
 
     # -- plumbing --------------------------------------------------------------------------
     def close(self) -> None:
@@ -46,19 +101,17 @@ class Neo4jGraphStore(RecordCache):
         return self.driver.get_server_info().agent
 
     def _read(self, name: str, **params: Any) -> list[dict]:
-        query = statement(name)
-        with self.driver.session(database=self.database, default_access_mode="READ") as s:
-            return s.execute_read(lambda tx: [r.data() for r in tx.run(query, **params)])
+        return self.run_read(statement(name), params)
 
-    def _write(self, name: str, rows: list[dict]) -> None:
+    def _write(self, name: str, rows: list[dict], key: str = "rows") -> None:
         query = statement(name)
         with self.driver.session(database=self.database) as s:
             for i in range(0, len(rows), self.batch_size):
                 batch = rows[i : i + self.batch_size]
-                s.execute_write(lambda tx: tx.run(query, rows=batch).consume())
+                s.execute_write(lambda tx: tx.run(query, **{key: batch}).consume())
 
     def run_read(self, query: str, params: dict[str, Any]) -> list[dict]:
-        """Run a user's Cypher in a READ transaction (``lit3r cypher``)."""
+        """Run a Cypher query in a READ transaction (also ``lit3r cypher``)."""
         with self.driver.session(database=self.database, default_access_mode="READ") as s:
             return s.execute_read(lambda tx: [r.data() for r in tx.run(query, **params)])
 
@@ -67,6 +120,23 @@ class Neo4jGraphStore(RecordCache):
         with self.driver.session(database=self.database) as s:
             return s.execute_write(lambda tx: [r.data() for r in tx.run(query, **params)])
 
+    # -- the per-question cache --------------------------------------------------------------
+    @contextlib.contextmanager
+    def snapshot(self):
+        """Context manager for one question: papers and chunks read inside it are kept until
+        the outermost one exits (the server answers live; a load may commit meanwhile)."""
+        with self._cache_lock:
+            self._depth += 1
+            if self._depth == 1:
+                self._papers, self._chunks = {}, {}
+        try:
+            yield self
+        finally:
+            with self._cache_lock:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._papers = self._chunks = None
+
     # -- writing ---------------------------------------------------------------------------
     def ensure_schema(self) -> None:
         """Create the constraints and indexes of ``schema.cypher`` (idempotent)."""
@@ -74,62 +144,96 @@ class Neo4jGraphStore(RecordCache):
             for q in statements("schema"):
                 s.run(q).consume()
 
-    def clear(self) -> int:
-        """Delete every Lit3R node in batches; returns how many were deleted."""
-        total = 0
-        query = statement("clear_batch")
+    def stored_hashes(self) -> dict[str, tuple[Optional[str], Optional[str]]]:
+        """``{paper_id: (content hash, SIMILAR_TO list hash)}``; a None content hash marks a
+        paper whose last write did not finish."""
+        return {r["paper_id"]: (r["hash"], r["neighbours_hash"]) for r in self._read("stored_hashes")}
+
+    def write_papers(self, papers: Sequence[dict], chunks: Sequence[dict], refs: Sequence[dict]) -> int:
+        """Write papers with their chunks, authors and citations (JSON-ready record dicts),
+        replacing whatever the database held for them; their content hash stays unset until
+        :meth:`mark_loaded`. Returns the number of nodes written."""
+        ids = [p["paper_id"] for p in papers]
+        self._write("forget_papers", ids, key="ids")
+        rows = paper_rows(papers)
+        self._write("load_papers", rows)
+        self._write("load_authors", [{"paper_id": r["paper_id"], "authors": r["authors"]} for r in rows if r["authors"]])
+        self._write("load_chunks", [{"chunk_id": c["chunk_id"], "paper_id": c["paper_id"], "kind": c["kind"],
+                                     "page": c["page"], "section": c.get("section"), "object_id": c.get("object_id"),
+                                     "text": c["text"], "seq": c["seq"], "image": c.get("image")} for c in chunks])
+        self._write("load_citations", [{"paper_id": r["paper_id"], "number": r["number"], "page": r.get("page"),
+                                        "raw": r["raw"], "title": r.get("title"), "work_id": r["work_id"],
+                                        "cited_paper_id": r.get("cited_paper_id")} for r in refs])
+        return len(papers) + len(chunks) + len({r["work_id"] for r in refs}) + len({a for r in rows for a in r["authors"]})
+
+    def mark_loaded(self, hashes: dict[str, str]) -> None:
+        """Set the content hashes of written papers: the last step of their load."""
+        self._write("mark_loaded", [{"paper_id": p, "hash": h} for p, h in hashes.items()])
+
+    def delete_papers(self, paper_ids: Sequence[str]) -> None:
+        """Delete papers with their chunks and edges (CITES onto them go too: the citing
+        papers' references change with them and are written again)."""
+        self._write("delete_papers", list(paper_ids), key="ids")
+
+    def write_neighbours(self, lists: dict[str, Sequence[tuple[str, float]]]) -> None:
+        """Replace the SIMILAR_TO lists ``{paper_id: [(neighbour_id, score)] by rank}``; each
+        paper's list hash is stored with it (:meth:`stored_hashes`)."""
+        self._write("load_similar", [
+            {"paper_id": p, "neighbours_hash": neighbours_hash(ns),
+             "neighbours": [{"neighbour_id": n, "score": float(s), "rank": i} for i, (n, s) in enumerate(ns, 1)]}
+            for p, ns in lists.items()])
+
+    def _until_zero(self, name: str, key: str) -> int:
+        total, query = 0, statement(name)
         with self.driver.session(database=self.database) as s:
             while True:
-                n = s.execute_write(lambda tx: tx.run(query, batch=10000).single()["deleted"])
+                n = s.execute_write(lambda tx: tx.run(query, batch=20000).single()[key])
                 total += n
                 if n == 0:
                     return total
 
+    def prune_orphans(self) -> int:
+        """Delete works no paper cites any more and authors of no paper; returns how many."""
+        return self._until_zero("prune_orphans", "deleted")
+
+    def clear_hashes(self) -> int:
+        """Mark every paper unfinished (its content hash removed): all must be written again."""
+        return self._until_zero("clear_hashes", "cleared")
+
     def load(self, papers: Sequence[Paper], chunks: Sequence[Chunk], references: Sequence[Reference],
              neighbours: Sequence[Neighbour]) -> dict[str, float]:
-        """Replace the database's corpus with these records. Returns seconds per step and the
-        node write rate (``nodes_per_s``)."""
+        """Make the database hold exactly these records, writing only papers whose records
+        changed (by content hash) and deleting the others. Returns ``{"seconds", "nodes",
+        "nodes_per_s", "written", "deleted"}``."""
         t0 = time.perf_counter()
         self.ensure_schema()
-        self.clear()
+        cs: dict[str, list[dict]] = {p.paper_id: [] for p in papers}
+        rs: dict[str, list[dict]] = {p.paper_id: [] for p in papers}
+        for c in chunks:
+            cs[c.paper_id].append(c.model_dump(mode="json"))
+        for r in references:
+            rs[r.paper_id].append(r.model_dump(mode="json"))
+        pd = {p.paper_id: p.model_dump(mode="json") for p in papers}
+        want = {pid: records_hash(pd[pid], cs[pid], rs[pid]) for pid in pd}
+        stored = self.stored_hashes()
+        gone = sorted(set(stored) - set(want))
+        todo = [pid for pid in want if stored.get(pid, (None, None))[0] != want[pid]]
+        self.delete_papers(gone)
         t = time.perf_counter()
-        steps: dict[str, float] = {}
-        for name, rows in (
-            ("load_papers", [{"paper_id": p.paper_id, "title": p.title, "venue": p.venue, "year": p.year,
-                              "abstract": p.abstract, "n_pages": p.n_pages, "file": p.source.file,
-                              "sha256": p.source.sha256, "parser": p.parser} for p in papers]),
-            ("load_authors", [{"paper_id": p.paper_id, "authors": p.authors} for p in papers if p.authors]),
-            ("load_chunks", [c.model_dump(mode="json") for c in chunks]),
-            ("load_citations", [r.model_dump(mode="json") for r in references]),
-            ("load_similar", [n.model_dump(mode="json") for n in neighbours]),
-        ):
-            ts = time.perf_counter()
-            self._write(name, rows)
-            steps[name] = time.perf_counter() - ts
+        nodes = self.write_papers([pd[p] for p in todo], [c for p in todo for c in cs[p]], [r for p in todo for r in rs[p]])
         secs = time.perf_counter() - t
-        works = len({r.work_id for r in references if not r.cited_paper_id})
-        nodes = len(papers) + len(chunks) + works + len({a for p in papers for a in p.authors})
-        self._cache(list(papers), list(chunks))
-        return {"seconds": time.perf_counter() - t0, "write_seconds": secs, "nodes": nodes,
-                "nodes_per_s": nodes / secs if secs else 0.0, "steps": steps}
+        self.mark_loaded({p: want[p] for p in todo})
+        lists: dict[str, list[tuple[str, float]]] = {p: [] for p in pd}
+        for n in sorted(neighbours, key=lambda n: (n.paper_id, n.rank)):
+            lists[n.paper_id].append((n.neighbour_id, n.score))
+        self.write_neighbours({p: ns for p, ns in lists.items()
+                               if p in todo or stored.get(p, (None, None))[1] != neighbours_hash(ns)})
+        if gone or todo:
+            self.prune_orphans()
+        return {"seconds": time.perf_counter() - t0, "nodes": nodes, "nodes_per_s": nodes / secs if secs else 0.0,
+                "written": len(todo), "deleted": len(gone)}
 
     # -- reading ---------------------------------------------------------------------------
-    @classmethod
-    def open(cls, uri: str, user: Optional[str] = None, password: Optional[str] = None,
-             database: Optional[str] = None) -> "Neo4jGraphStore":
-        """Connect and warm the paper/chunk cache. Raises FileNotFoundError when the database
-        holds no Lit3R corpus."""
-        store = cls(uri, user, password, database)
-        papers = [store._paper_from(r) for r in store._read_all_papers()]
-        if not papers:
-            raise FileNotFoundError(f"no Lit3R corpus in the Neo4j database at {uri}: run `lit3r ingest PDF_DIR`")
-        chunks = [Chunk.model_construct(**r["chunk"]) for r in store._read("all_chunks")]
-        store._cache(papers, chunks)
-        return store
-
-    def _read_all_papers(self) -> list[dict]:
-        return [self._read("paper", paper_id=r["paper_id"])[0] for r in self._read("paper_ids")]
-
     @staticmethod
     def _paper_from(row: dict) -> Paper:
         p = row["paper"]
@@ -137,7 +241,77 @@ class Neo4jGraphStore(RecordCache):
             paper_id=p["paper_id"], title=p.get("title") or "", authors=row.get("authors") or [],
             venue=p.get("venue"), year=p.get("year"), abstract=p.get("abstract") or "",
             source=Source.model_construct(file=p.get("file") or "", sha256=p.get("sha256") or "0" * 64),
-            n_pages=p.get("n_pages") or 1, parser=p.get("parser") or "pymupdf")
+            n_pages=p.get("n_pages") if p.get("n_pages") is not None else 1, parser=p.get("parser") or "pymupdf")
+
+    @staticmethod
+    def _chunk_from(row: dict) -> Chunk:
+        c = row["chunk"]
+        return Chunk.model_construct(**{k: c.get(k) for k in Chunk.model_fields})
+
+    def _papers_by_id(self, paper_ids: Sequence[str]) -> dict[str, Paper]:
+        cache = self._papers
+        want = [p for p in dict.fromkeys(paper_ids) if cache is None or p not in cache]
+        found = {r["paper"]["paper_id"]: self._paper_from(r) for r in self._read("papers", ids=want)} if want else {}
+        if cache is not None:
+            cache.update(found)
+            return {p: cache[p] for p in paper_ids if p in cache}
+        return found
+
+    def paper(self, paper_id: str) -> Paper:
+        """One paper (KeyError when unknown)."""
+        found = self._papers_by_id([paper_id])
+        if paper_id not in found:
+            raise KeyError(paper_id)
+        return found[paper_id]
+
+    def _known(self, paper_id: str) -> None:
+        self.paper(paper_id)
+
+    def paper_ids(self) -> list[str]:
+        """All paper ids, sorted."""
+        return [r["paper_id"] for r in self._read("paper_ids")]
+
+    def has_papers(self, paper_ids: Sequence[str]) -> set[str]:
+        """The subset of ``paper_ids`` the database holds (one query)."""
+        ids = list(dict.fromkeys(paper_ids))
+        return {r["paper_id"] for r in self._read("has_papers", ids=ids)} if ids else set()
+
+    def papers_of(self, chunk_ids: Sequence[str]) -> dict[str, str]:
+        """``{chunk_id: paper_id}`` for the known ids among ``chunk_ids`` (one query, or none
+        for chunks already read in this snapshot)."""
+        cache = self._chunks
+        out = {c: cache[c].paper_id for c in chunk_ids if cache is not None and c in cache}
+        want = [c for c in dict.fromkeys(chunk_ids) if c not in out]
+        if want:
+            out.update({r["chunk_id"]: r["paper_id"] for r in self._read("papers_of", ids=want)})
+        return out
+
+    def chunk(self, chunk_id: str) -> Chunk:
+        """One chunk (KeyError when unknown)."""
+        return self.chunks([chunk_id])[0]
+
+    def chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
+        """The chunks of ``chunk_ids`` in that order (one query; KeyError for an unknown id)."""
+        cache = self._chunks
+        want = [c for c in dict.fromkeys(chunk_ids) if cache is None or c not in cache]
+        found = {r["chunk"]["chunk_id"]: self._chunk_from(r) for r in self._read("chunks", ids=want)} if want else {}
+        if cache is not None:
+            cache.update(found)
+            found = cache
+        missing = [c for c in chunk_ids if c not in found]
+        if missing:
+            raise KeyError(missing[0])
+        return [found[c] for c in chunk_ids]
+
+    def chunks_of(self, paper_id: str) -> list[Chunk]:
+        """The chunks of a paper in ``seq`` order (KeyError for an unknown paper)."""
+        rows = self._read("chunks_of", paper_id=paper_id)
+        if not rows:
+            self._known(paper_id)
+        out = [self._chunk_from(r) for r in rows]
+        if self._chunks is not None:
+            self._chunks.update({c.chunk_id: c for c in out})
+        return out
 
     def similar_papers(self, paper_id: str, limit: int = 10) -> list[tuple[str, float]]:
         self._known(paper_id)

@@ -373,11 +373,9 @@ def _build(settings: Settings, home: Path, n_papers: int, t0: float, force: bool
         publish = staged_any or bool(removed) or not in_place
         k = settings.relate.similar_k
         relink = publish or (state or {}).get("similar_k") != k
-        servers_fp = _digest(settings.model_dump_json(include={"backend", "neo4j", "opensearch"})) \
-            if settings.backend != "embedded" else None
-        reload = servers_fp is not None and (relink or (state or {}).get("servers") != servers_fp)
-        if not relink and not reload:
+        if not relink:
             report.skipped = True
+            _sync(settings, report, progress)
             secs["total"] = time.perf_counter() - t0
             return report
         ts = time.perf_counter()
@@ -409,20 +407,27 @@ def _build(settings: Settings, home: Path, n_papers: int, t0: float, force: bool
             final.replace(old)
         target.replace(final)
         _remove(old)
-    if reload:
-        from lit3r.backends import load_servers
-
-        ts = time.perf_counter()
-        report.servers = load_servers(settings)
-        secs["servers"] = time.perf_counter() - ts
+    _sync(settings, report, progress)
     secs["total"] = time.perf_counter() - t0
     tmp = final / "manifest.json.tmp"
     tmp.write_text(json.dumps({
         "format": fmt, "dim": writer.dim, "models": settings.models.model_dump(mode="json"), "similar_k": k,
-        "servers": servers_fp if reload else (state or {}).get("servers"), "report": asdict(report)}, indent=2),
+        "report": asdict(report)}, indent=2),
         encoding="utf-8")
     tmp.replace(final / "manifest.json")
     return report
+
+
+def _sync(settings: Settings, report: BuildReport, progress: bool) -> None:
+    """With the servers backend, load what changed into Neo4j and OpenSearch (:mod:`lit3r.servers`;
+    run on every ingest: it also finishes a load that was killed)."""
+    if settings.backend == "embedded":
+        return
+    from lit3r.servers import sync_servers
+
+    ts = time.perf_counter()
+    report.servers = sync_servers(settings, progress=progress)
+    report.seconds["servers"] = time.perf_counter() - ts
 
 
 def _readable(folder: Path) -> bool:

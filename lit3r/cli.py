@@ -107,6 +107,11 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
             f"{built.encoded_papers} paper(s) encoded{removed}{resumed}, {built.neighbours} SIMILAR_TO edges; "
             f"{built.seconds['total']:.1f} s")
         click.echo(f"index in {settings.index_dir}: {how}")
+        if built.servers:
+            sv = built.servers
+            click.echo(f"servers: {sv['papers']} paper(s), {sv['written']} written, {sv['deleted']} deleted "
+                       f"(Neo4j {sv['neo4j']['nodes_per_s']:.0f} nodes/s, OpenSearch "
+                       f"{sv['opensearch']['docs_per_s']:.0f} docs/s); {sv['seconds']:.1f} s")
     if metadata_only and report.parsed + report.unchanged == 0:
         raise click.ClickException(f"no paper with a title in {metadata_file}: give lines with paper_id and title")
     if report.failures and report.parsed + report.unchanged == 0:
@@ -128,6 +133,9 @@ def _build(settings, quiet: bool, rebuild: bool = False):
         return build_stores(settings, progress=sys.stderr.isatty() and not quiet, force=rebuild)
     except (ModelError, CorpusOrderError, BuildLocked, IndexDamaged) as exc:
         raise click.ClickException(str(exc)) from None
+    except _server_errors() as exc:
+        raise click.ClickException(_server_message(settings, exc) + "; the local index is built: run the same "
+                                   "command again to finish the load") from None
     except (sqlite3.DatabaseError, OSError) as exc:
         raise click.ClickException(f"the index in {settings.index_dir} could not be updated ({_clean(exc)}): run "
                                    f"`lit3r ingest PDF_DIR --rebuild` to rebuild it") from None
@@ -233,6 +241,28 @@ def _engine_errors(settings):
     except sqlite3.DatabaseError as exc:
         raise click.ClickException(f"the index in {settings.index_dir} is damaged ({_clean(exc)}): run "
                                    f"`lit3r ingest PDF_DIR --rebuild` to rebuild it") from None
+    except _server_errors() as exc:
+        raise click.ClickException(_server_message(settings, exc)) from None
+
+
+def _server_errors() -> tuple[type[BaseException], ...]:
+    """The errors of the Neo4j driver and the OpenSearch client (connection, auth, query)."""
+    from neo4j.exceptions import DriverError, Neo4jError
+    from opensearchpy.exceptions import OpenSearchException
+
+    return (DriverError, Neo4jError, OpenSearchException)
+
+
+def _server_message(settings, exc: BaseException) -> str:
+    """One line naming the server that failed and what to check."""
+    from opensearchpy.exceptions import OpenSearchException
+
+    if isinstance(exc, OpenSearchException):
+        where, setting = f"OpenSearch at {settings.opensearch.url}", "opensearch.url / LIT3R_OPENSEARCH__URL"
+    else:
+        where, setting = f"Neo4j at {settings.neo4j.uri}", "neo4j.uri / LIT3R_NEO4J__URI"
+    return (f"{where} failed ({type(exc).__name__}: {_clean(exc)}): check that it runs and that {setting} and "
+            f"the credentials are right (`lit3r doctor` checks both servers)")
 
 
 def _clean(exc: BaseException, limit: int = 120) -> str:
@@ -396,7 +426,7 @@ def cypher(ctx: click.Context, query_or_file: str, params: tuple[str, ...], writ
     """Run Cypher on the Neo4j store: a query, a .cypher file, or the name of a statement in the
     cypher/ folder (e.g. explore_neighbourhood --param paper_id=2007.14062)."""
     from graph.cypher import names, statement
-    from graph.neo4j_store import Neo4jGraphStore
+    from lit3r.backends import neo4j_store
 
     settings = _settings(ctx)
     path = Path(query_or_file)
@@ -413,7 +443,7 @@ def cypher(ctx: click.Context, query_or_file: str, params: tuple[str, ...], writ
             raise click.ClickException(f"bad --param {p!r}: write it as KEY=VALUE")
         values[key.strip()] = _param_value(raw)
     n = settings.neo4j
-    store = Neo4jGraphStore(n.uri, n.user, n.password, n.database)
+    store = neo4j_store(settings)
     try:
         rows = store.run_write(query, values) if write else store.run_read(query, values)
     except Exception as exc:  # driver errors: connection, syntax, write in a read transaction

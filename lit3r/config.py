@@ -132,13 +132,25 @@ class Neo4jSettings(BaseModel):
 
 class OpenSearchSettings(BaseModel):
     """OpenSearch connection (backend "neo4j+opensearch"); indices are ``<index_prefix>-chunks``
-    and ``<index_prefix>-papers``."""
+    and ``<index_prefix>-papers``. ``url``: one node, or several cluster nodes separated by
+    commas (``https://`` for TLS; ``ca_certs``: a CA bundle path). ``shards`` / ``replicas``:
+    primary shards and replicas of both indices, applied when they are created; ``knn_candidates``:
+    HNSW candidates per k-NN query (more: closer to exact search, slower)."""
 
     url: str = "http://localhost:9200"
     user: Optional[str] = None
     password: Optional[str] = None
     verify_certs: bool = True
+    ca_certs: Optional[str] = None
     index_prefix: str = "lit3r"
+    shards: int = Field(default=1, ge=1)
+    replicas: int = Field(default=0, ge=0)
+    knn_candidates: int = Field(default=400, ge=1)
+
+    @property
+    def urls(self) -> list[str]:
+        """The node URLs of ``url``."""
+        return [u.strip() for u in self.url.split(",") if u.strip()]
 
 
 class LLMSettings(BaseModel):

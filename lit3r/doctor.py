@@ -59,32 +59,49 @@ def run_checks(settings: Settings) -> list[dict[str, Any]]:
 
     def neo4j() -> str:
         from graph.cypher import names
-        from graph.neo4j_store import Neo4jGraphStore
+        from lit3r.backends import neo4j_store
 
         n = settings.neo4j
-        store = Neo4jGraphStore(n.uri, n.user, n.password, n.database)
+        store = neo4j_store(settings)
         try:
             agent = store.verify()
             have = {r["name"] for r in store.run_read("SHOW CONSTRAINTS YIELD name RETURN name", {})}
             missing = {"paper_id", "chunk_id", "work_id"} - have
-            count = store.run_read("MATCH (p:Paper) RETURN count(p) AS n", {})[0]["n"]
+            count = store.run_read("MATCH (p:Paper) RETURN count(p) AS n, count(p.hash) AS done", {})[0]
         finally:
             store.close()
         if missing:
             raise RuntimeError(f"{agent} at {n.uri}: constraints missing {sorted(missing)}: run `lit3r ingest PDF_DIR`")
-        return f"{agent} at {n.uri}: {count} papers, constraints present, {len(names())} named statements"
+        if count["n"] == 0:
+            raise FileNotFoundError(f"{agent} at {n.uri} holds no corpus: run `lit3r ingest PDF_DIR`")
+        if count["done"] < count["n"]:
+            raise RuntimeError(f"{agent} at {n.uri}: {count['n'] - count['done']} of {count['n']} papers are partly "
+                               f"loaded (a load was interrupted): run `lit3r ingest PDF_DIR` again to finish it")
+        return f"{agent} at {n.uri}: {count['n']} papers, constraints present, {len(names())} named statements"
 
     def opensearch() -> str:
-        from graph.search.opensearch import make_client
+        from lit3r.backends import opensearch_index
 
         o = settings.opensearch
-        client = make_client(o.url, o.user, o.password, o.verify_certs)
-        version = client.info()["version"]["number"]
-        counts = {k: client.count(index=f"{o.index_prefix}-{k}")["count"] for k in ("chunks", "papers")}
-        return f"OpenSearch {version} at {o.url}: {counts['chunks']} chunks, {counts['papers']} papers indexed"
+        index = opensearch_index(settings)
+        try:
+            version = index.client.info()["version"]["number"]
+            meta = index.stored_meta()
+            if meta is None:
+                raise FileNotFoundError(f"OpenSearch {version} at {o.url} has no indices {o.index_prefix}-chunks/-papers: "
+                                        f"run `lit3r ingest PDF_DIR`")
+            if meta.get("chunk_encoder") != settings.models.chunk_encoder:
+                raise ValueError(f"{o.index_prefix}-chunks was built with {meta.get('chunk_encoder')}, config says "
+                                 f"{settings.models.chunk_encoder}: run `lit3r ingest PDF_DIR` again")
+            counts = index.count()
+        finally:
+            index.close()
+        return (f"OpenSearch {version} at {o.url}: {counts['chunks']} chunks, {counts['papers']} papers indexed "
+                f"({meta.get('dim')}-d {meta.get('chunk_encoder')})")
 
+    local = [_check("corpus", corpus), _check("index", index)] if settings.backend == "embedded" else []
     servers = [_check("neo4j", neo4j), _check("opensearch", opensearch)] if settings.backend != "embedded" else []
-    return [_check("packages", packages), _check("corpus", corpus), _check("index", index),
+    return [_check("packages", packages), *local,
             _check("chunk encoder", encoder), _check("reranker", reranker), *servers,
             {"name": "backend", "ok": True, "detail": settings.backend},
             _check("llm", lambda: _llm_check(settings))]

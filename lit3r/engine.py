@@ -96,16 +96,11 @@ class AskResult:
 
 def _check_models(settings: Settings, index, encoder) -> None:
     """The index must have been built with the configured chunk encoder (ValueError otherwise)."""
-    import json
-
-    manifest = Path(settings.index_dir) / "manifest.json"
-    try:
-        built = json.loads(manifest.read_text(encoding="utf-8")).get("models", {}).get("chunk_encoder")
-    except (OSError, ValueError):
-        built = None
-    dim = getattr(index, "dim", None) or getattr(getattr(index, "local", None), "dim", None)
+    built, dim = getattr(index, "encoder", None), getattr(index, "dim", None)
     if (built and built != settings.models.chunk_encoder) or (dim and dim != encoder.dim):
-        raise ValueError(f"the index in {settings.index_dir} was built with the chunk encoder {built or '?'} "
+        where = f"the index in {settings.index_dir}" if settings.backend == "embedded" else \
+            f"the OpenSearch index {settings.opensearch.index_prefix}-chunks"
+        raise ValueError(f"{where} was built with the chunk encoder {built or '?'} "
                          f"({dim}-d), the configuration says {settings.models.chunk_encoder} ({encoder.dim}-d): "
                          f"run `lit3r ingest PDF_DIR` to rebuild the index with it, or set models.chunk_encoder back")
 

@@ -225,6 +225,15 @@ class EmbeddedSearchIndex:
 
     # the current generation's figures
     dim = property(lambda self: self._v().dim)
+
+    @property
+    def encoder(self) -> Optional[str]:
+        """The chunk encoder the index was built with (``manifest.json``), None when unknown."""
+        try:
+            m = json.loads((self.folder / "manifest.json").read_text(encoding="utf-8"))
+            return m.get("models", {}).get("chunk_encoder")
+        except (OSError, ValueError, AttributeError):
+            return None
     n_chunks = property(lambda self: self._v().n_chunks)
     vectors = property(lambda self: self._v().vectors)
     limit_rows = property(lambda self: self._v().limit_rows)
@@ -285,6 +294,10 @@ class EmbeddedSearchIndex:
     def _paper_ids_of_ords(self, ords: np.ndarray) -> dict[int, str]:
         return {o: p for o, p in batched_in(self.db, "SELECT ord, paper_id FROM pdocs WHERE ord IN ({in_})",
                                              [int(x) for x in ords])}
+
+    def chunk_hashes(self) -> dict[str, str]:
+        """``{paper_id: hash of its chunk ids, texts and encoder}`` of the live papers."""
+        return dict(self.db.execute("SELECT paper_id, chunk_hash FROM pdocs WHERE state = 1"))
 
     def rows_of(self, chunk_ids: Sequence[str]) -> dict[str, int]:
         """Vector rows of live chunks ``{chunk_id: row}`` (unknown ids are left out)."""

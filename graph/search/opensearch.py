@@ -1,144 +1,357 @@
-"""The OpenSearch search index (opensearch-py): chunk BM25, paper BM25 and k-NN chunk search.
+"""The OpenSearch search index (opensearch-py): chunk BM25, paper BM25, k-NN chunk search, and
+the chunk vectors and paper heads the reranker, reader and Relate read by id.
 
-Two indices per corpus, ``<prefix>-chunks`` and ``<prefix>-papers``. Both use BM25 with the
-configured k1/b in the index settings and a whitespace analyzer over text that is already
-tokenized by :func:`graph.search.tokenize.tokenize`, so OpenSearch and the embedded index score the
-same terms (Lucene stores document lengths in one byte, so scores differ slightly). Chunk
-vectors go into a ``knn_vector`` field (HNSW, Lucene engine, inner product on L2-normalised
-vectors = cosine); k-NN search is approximate.
+Two indices per corpus, ``<prefix>-chunks`` and ``<prefix>-papers``; OpenSearch is the system of
+record for both (no local files). Both use BM25 with the configured k1/b in the index settings
+and a whitespace analyzer over text already tokenized by :func:`graph.search.tokenize.tokenize`,
+so OpenSearch and the embedded index score the same terms (Lucene stores document lengths in one
+byte, so scores differ slightly). Chunk vectors go into a ``knn_vector`` field (HNSW, Lucene
+engine, inner product on L2-normalised vectors = cosine); k-NN search is approximate. The chunk
+index's mapping ``_meta`` records the chunk encoder and dimension.
 
-The corpus build keeps its local files (vectors, paper heads: see :mod:`graph.search.embedded`);
-this class answers the three search lanes from OpenSearch and delegates the rest (the vectors
-the reranker and reader read, paper heads) to them.
+Writes (:meth:`OpenSearchIndex.write_chunks`, :meth:`write_papers`, :meth:`delete_papers`) are
+idempotent: documents are keyed by chunk id / paper id, and a paper's old documents are deleted
+before it is written again. :meth:`bulk_mode` turns refresh off while a load runs.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import threading
 import time
-from typing import Any, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
-from graph.search.embedded import EmbeddedSearchIndex, Hit
+from graph.search.protocol import Hit
 from graph.search.tokenize import tokenize
 
+#: Characters of a paper's text kept as its head (the Relate step's BM25 seed query).
+HEAD_CHARS = 4000
 
-def chunk_index_body(dim: int, k1: float, b: float) -> dict[str, Any]:
+
+def chunk_index_body(dim: int, k1: float, b: float, shards: int = 1, replicas: int = 0,
+                     meta: Optional[dict] = None) -> dict[str, Any]:
     """Settings and mappings of the chunk index."""
     return {
-        "settings": {"index": {"knn": True, "number_of_shards": 1, "number_of_replicas": 0,
+        "settings": {"index": {"knn": True, "number_of_shards": shards, "number_of_replicas": replicas,
                                "similarity": {"default": {"type": "BM25", "k1": k1, "b": b}}}},
-        "mappings": {"properties": {
+        # the float vector is indexed (HNSW) but kept out of _source; its bytes are a stored
+        # binary field, read by id without parsing any _source (vectors_of)
+        "mappings": {"_meta": {"lit3r": {**(meta or {}), "dim": dim}}, "_source": {"excludes": ["vector"]},
+                     "properties": {
             "chunk_id": {"type": "keyword"}, "paper_id": {"type": "keyword"}, "kind": {"type": "keyword"},
             "page": {"type": "integer"}, "section": {"type": "keyword"}, "object_id": {"type": "keyword"},
             "tokens": {"type": "text", "analyzer": "whitespace"},
-            "text": {"type": "text", "index": False},
+            "vector_bytes": {"type": "binary", "store": True},
             "vector": {"type": "knn_vector", "dimension": dim,
                        "method": {"name": "hnsw", "engine": "lucene", "space_type": "innerproduct",
-                                  "parameters": {"m": 16, "ef_construction": 128}}},
+                                  "parameters": {"m": 16, "ef_construction": 100}}},
         }},
     }
 
 
-def paper_index_body(k1: float, b: float) -> dict[str, Any]:
-    """Settings and mappings of the paper index (concatenated chunk text per paper)."""
+def paper_index_body(k1: float, b: float, shards: int = 1, replicas: int = 0) -> dict[str, Any]:
+    """Settings and mappings of the paper index (concatenated chunk tokens per paper; the head
+    is stored, not indexed)."""
     return {
-        "settings": {"index": {"number_of_shards": 1, "number_of_replicas": 0,
+        "settings": {"index": {"number_of_shards": shards, "number_of_replicas": replicas,
                                "similarity": {"default": {"type": "BM25", "k1": k1, "b": b}}}},
         "mappings": {"properties": {"paper_id": {"type": "keyword"},
-                                    "tokens": {"type": "text", "analyzer": "whitespace"}}},
+                                    "tokens": {"type": "text", "analyzer": "whitespace"},
+                                    "head": {"type": "text", "index": False}}},
     }
 
 
-class OpenSearchIndex:
-    """SearchIndex whose lanes are answered by OpenSearch (see the module docstring).
+class _Serializer:
+    """opensearch-py serializer through orjson: numpy float32 vectors go out in their shortest
+    exact form (the bulk load's bottleneck is JSON encoding)."""
 
-    ``client``: an ``opensearchpy.OpenSearch``; ``local``: the corpus build's
-    :class:`EmbeddedSearchIndex` (vectors, paper heads).
+    mimetype = "application/json"
+
+    def __init__(self) -> None:
+        import orjson
+
+        self._orjson = orjson
+
+    def loads(self, s):
+        return self._orjson.loads(s)
+
+    def dumps(self, data):
+        if isinstance(data, str):
+            return data
+        return self._orjson.dumps(data, option=self._orjson.OPT_SERIALIZE_NUMPY).decode()
+
+
+def make_client(url: str | Sequence[str], user: Optional[str] = None, password: Optional[str] = None,
+                verify_certs: bool = True, ca_certs: Optional[str] = None, timeout: float = 60.0):
+    """An ``opensearchpy.OpenSearch`` client for one URL or several cluster nodes, with retries
+    on timeouts and connection errors (TLS: ``https://`` URLs, ``ca_certs`` a CA bundle path)."""
+    from opensearchpy import OpenSearch
+
+    hosts = [url] if isinstance(url, str) else list(url)
+    auth = (user, password) if user else None
+    return OpenSearch(hosts=hosts, http_auth=auth, verify_certs=verify_certs, ca_certs=ca_certs, ssl_show_warn=False,
+                      retry_on_timeout=True, max_retries=3, timeout=timeout, serializer=_Serializer(),
+                      http_compress=False)
+
+
+class OpenSearchIndex:
+    """SearchIndex answered by OpenSearch alone (see the module docstring).
+
+    ``client``: an ``opensearchpy.OpenSearch`` (:func:`make_client`); ``prefix``: the index name
+    prefix; ``candidates``: HNSW candidates per k-NN query. ``dim`` / ``encoder`` come from the
+    chunk index's ``_meta`` (:meth:`open`). Unknown ids raise KeyError.
     """
 
-    def __init__(self, client, prefix: str, local: EmbeddedSearchIndex, candidates: int = 400) -> None:
+    def __init__(self, client, prefix: str, candidates: int = 400, dim: Optional[int] = None,
+                 encoder: Optional[str] = None) -> None:
         self.client = client
         self.prefix = prefix
-        self.local = local
         self.candidates = candidates
+        self.dim = dim
+        self.encoder = encoder
+        self.chunk_index, self.paper_index = f"{prefix}-chunks", f"{prefix}-papers"
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._vectors: Optional[dict[str, np.ndarray]] = None
 
+    @classmethod
+    def open(cls, client, prefix: str, candidates: int = 400) -> "OpenSearchIndex":
+        """An index over a loaded corpus (one round trip: the chunk index's mapping). Raises
+        FileNotFoundError when the indices are missing."""
+        meta = cls(client, prefix).stored_meta()
+        if meta is None:
+            raise FileNotFoundError(f"no Lit3R indices {prefix}-chunks / {prefix}-papers in OpenSearch: run "
+                                    f"`lit3r ingest PDF_DIR` with the servers backend")
+        return cls(client, prefix, candidates, dim=meta.get("dim"), encoder=meta.get("chunk_encoder"))
+
+    def stored_meta(self) -> Optional[dict]:
+        """The ``_meta.lit3r`` of the chunk index (``dim``, ``chunk_encoder``), None when the
+        indices do not exist."""
+        from opensearchpy.exceptions import NotFoundError
+
+        try:
+            m = self.client.indices.get_mapping(index=self.chunk_index)
+            if not self.client.indices.exists(index=self.paper_index):
+                return None
+        except NotFoundError:
+            return None
+        body = next(iter(m.values()))["mappings"]
+        return (body.get("_meta") or {}).get("lit3r") or {}
+
+    @contextlib.contextmanager
     def snapshot(self):
-        """The local build's snapshot (the servers answer live)."""
-        return self.local.snapshot()
+        """Context manager for one question: vectors read inside it are kept until the
+        outermost one exits (the server answers live; a load may commit meanwhile)."""
+        with self._lock:
+            self._depth += 1
+            if self._depth == 1:
+                self._vectors = {}
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._vectors = None
 
-    def vectors_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
-        """Chunk vectors from the local build (see the module docstring)."""
-        return self.local.vectors_of(chunk_ids)
+    def close(self) -> None:
+        self.client.close()
 
-    def chunk_dense_many(self, query_vectors: np.ndarray, k: int) -> list[list[Hit]]:
-        """One k-NN search per query vector (OpenSearch has no shared scan)."""
-        return [self.chunk_dense(q, k) for q in query_vectors]
-
-    def paper_head(self, paper_id: str, chars: int) -> str:
-        return self.local.paper_head(paper_id, chars)
-
-    # -- loading ---------------------------------------------------------------------------
-    def load(self, chunks: Sequence, paper_ids: Sequence[str], paper_texts: Sequence[str], vectors: np.ndarray,
-             k1: float = 1.5, b: float = 0.75) -> dict[str, float]:
-        """(Re)create both indices and bulk-load them. ``chunks``: Chunk records in the order
-        of ``vectors``. Returns seconds and documents per second."""
-        from opensearchpy import helpers
-
-        t0 = time.perf_counter()
-        ci, pi = f"{self.prefix}-chunks", f"{self.prefix}-papers"
-        for name, body in ((ci, chunk_index_body(vectors.shape[1], k1, b)), (pi, paper_index_body(k1, b))):
+    # -- writing ---------------------------------------------------------------------------
+    def ensure_indices(self, dim: int, k1: float, b: float, *, shards: int = 1, replicas: int = 0,
+                       encoder: Optional[str] = None) -> bool:
+        """Create both indices when missing; recreate them (empty) when the stored dimension or
+        encoder differs. Returns True when they were (re)created (every paper must be written)."""
+        meta = self.stored_meta()
+        if meta is not None and meta.get("dim") == dim and meta.get("chunk_encoder") == encoder:
+            self.dim, self.encoder = dim, encoder
+            return False
+        for name in (self.chunk_index, self.paper_index):
             if self.client.indices.exists(index=name):
                 self.client.indices.delete(index=name)
-            self.client.indices.create(index=name, body=body)
-        actions = ({"_index": ci, "_id": c.chunk_id, "_source": {
-            "chunk_id": c.chunk_id, "paper_id": c.paper_id, "kind": c.kind, "page": c.page, "section": c.section,
-            "object_id": c.object_id, "tokens": " ".join(tokenize(c.text)), "text": c.text,
-            "vector": [float(x) for x in v]}} for c, v in zip(chunks, vectors))
-        n_chunks, _ = helpers.bulk(self.client, actions, chunk_size=500, request_timeout=120)
-        papers = ({"_index": pi, "_id": pid, "_source": {"paper_id": pid, "tokens": " ".join(tokenize(t))}}
-                  for pid, t in zip(paper_ids, paper_texts))
-        n_papers, _ = helpers.bulk(self.client, papers, chunk_size=50, request_timeout=120)
-        self.client.indices.refresh(index=f"{ci},{pi}")
+        self.client.indices.create(index=self.chunk_index, body=chunk_index_body(
+            dim, k1, b, shards, replicas, {"chunk_encoder": encoder}))
+        self.client.indices.create(index=self.paper_index, body=paper_index_body(k1, b, shards, replicas))
+        self.client.cluster.health(index=f"{self.chunk_index},{self.paper_index}", wait_for_status="yellow",
+                                   request_timeout=90)
+        self.dim, self.encoder = dim, encoder
+        return True
+
+    @contextlib.contextmanager
+    def bulk_mode(self):
+        """Refresh off while writing; restored (and one refresh run) on exit."""
+        both = f"{self.chunk_index},{self.paper_index}"
+        self.client.indices.put_settings(index=both, body={"index": {"refresh_interval": "-1"}})
+        try:
+            yield self
+        finally:
+            self.client.indices.put_settings(index=both, body={"index": {"refresh_interval": None}})
+            self.client.indices.refresh(index=both)
+
+    def delete_papers(self, paper_ids: Sequence[str], batch: int = 1000) -> int:
+        """Delete every chunk and paper document of ``paper_ids`` (documents written but not yet
+        refreshed included). Returns how many documents were deleted."""
+        ids = list(dict.fromkeys(paper_ids))
+        if not ids:
+            return 0
+        both = f"{self.chunk_index},{self.paper_index}"
+        self.client.indices.refresh(index=both)
+        n = 0
+        for i in range(0, len(ids), batch):
+            res = self.client.delete_by_query(index=both, body={"query": {"terms": {"paper_id": ids[i : i + batch]}}},
+                                              params={"conflicts": "proceed", "refresh": "true",
+                                                      "slices": "auto", "request_timeout": 600})
+            n += res.get("deleted", 0)
+        return n
+
+    def _bulk(self, actions: Iterable[dict], chunk_size: int) -> int:
+        from opensearchpy import helpers
+
+        n = 0
+        for ok, item in helpers.parallel_bulk(self.client, actions, thread_count=2, chunk_size=chunk_size,
+                                              max_chunk_bytes=50 * 2**20, raise_on_error=True,
+                                              request_timeout=300):
+            n += ok
+        return n
+
+    def write_chunks(self, chunks: Sequence[dict], vectors: np.ndarray) -> int:
+        """Index chunk records (JSON-ready dicts) with their ``(n, dim)`` float32 vectors.
+        Returns the number of documents written."""
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        actions = ({"_index": self.chunk_index, "_id": c["chunk_id"], "_source": {
+            "chunk_id": c["chunk_id"], "paper_id": c["paper_id"], "kind": c["kind"], "page": c["page"],
+            "section": c.get("section"), "object_id": c.get("object_id"), "tokens": " ".join(tokenize(c["text"])),
+            "vector": v, "vector_bytes": base64.b64encode(v.tobytes()).decode("ascii")}}
+            for c, v in zip(chunks, vectors))
+        return self._bulk(actions, 1000)
+
+    def write_papers(self, paper_ids: Sequence[str], texts: Sequence[str]) -> int:
+        """Index papers: ``texts[i]`` is the concatenated chunk text of ``paper_ids[i]``."""
+        actions = ({"_index": self.paper_index, "_id": pid, "_source": {
+            "paper_id": pid, "tokens": " ".join(tokenize(t)), "head": t[:HEAD_CHARS]}}
+            for pid, t in zip(paper_ids, texts))
+        return self._bulk(actions, 100)
+
+    def load(self, chunks: Sequence, vectors: np.ndarray, k1: float = 1.5, b: float = 0.75, *, shards: int = 1,
+             replicas: int = 0, encoder: Optional[str] = None) -> dict[str, float]:
+        """Make both indices hold exactly these chunks (Chunk records or dicts, in the order of
+        ``vectors``): papers whose documents are stored are deleted and written again, others
+        deleted. Returns ``{"seconds", "docs", "docs_per_s"}``."""
+        t0 = time.perf_counter()
+        rows = [c.model_dump(mode="json") if hasattr(c, "model_dump") else c for c in chunks]
+        self.ensure_indices(vectors.shape[1], k1, b, shards=shards, replicas=replicas, encoder=encoder)
+        texts: dict[str, list[str]] = {}
+        for c in sorted(rows, key=lambda c: (c["paper_id"], c["seq"])):
+            texts.setdefault(c["paper_id"], []).append(c["text"])
+        stored = self.stored_paper_ids()
+        with self.bulk_mode():
+            self.delete_papers(sorted(stored | set(texts)))
+            n = self.write_chunks(rows, vectors) + self.write_papers(list(texts), ["\n".join(t) for t in texts.values()])
         secs = time.perf_counter() - t0
-        return {"seconds": secs, "docs": n_chunks + n_papers, "docs_per_s": (n_chunks + n_papers) / secs}
+        return {"seconds": secs, "docs": n, "docs_per_s": n / secs if secs else 0.0}
+
+    def stored_paper_ids(self) -> set[str]:
+        """Every paper id with a document in the paper or chunk index (a terms aggregation)."""
+        out: set[str] = set()
+        after = None
+        while True:
+            comp: dict[str, Any] = {"size": 5000, "sources": [{"p": {"terms": {"field": "paper_id"}}}]}
+            if after:
+                comp["after"] = after
+            res = self.client.search(index=f"{self.chunk_index},{self.paper_index}",
+                                     body={"size": 0, "aggs": {"ids": {"composite": comp}}})
+            agg = res["aggregations"]["ids"]
+            out.update(b["key"]["p"] for b in agg["buckets"])
+            after = agg.get("after_key")
+            if not agg["buckets"] or not after:
+                return out
 
     def count(self) -> dict[str, int]:
         """Documents per index (for `lit3r doctor`)."""
         return {kind: self.client.count(index=f"{self.prefix}-{kind}")["count"] for kind in ("chunks", "papers")}
 
+    # -- reading by id -----------------------------------------------------------------------
+    def vectors_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        """``(len(chunk_ids), dim)`` float32 vectors in that order (one ``mget``; KeyError for an
+        unknown id)."""
+        if not len(chunk_ids):
+            return np.zeros((0, self.dim or 0), np.float32)
+        cache = self._vectors
+        rows = {} if cache is None else cache
+        ids = [c for c in dict.fromkeys(chunk_ids) if c not in rows]
+        if ids:
+            docs = self.client.mget(index=self.chunk_index, body={"ids": ids},
+                                    params={"_source": "false", "stored_fields": "vector_bytes"})["docs"]
+            rows.update({d["_id"]: np.frombuffer(base64.b64decode(d["fields"]["vector_bytes"][0]), dtype=np.float32)
+                         for d in docs if d.get("found") and "fields" in d})
+        missing = [c for c in chunk_ids if c not in rows]
+        if missing:
+            raise KeyError(missing[0])
+        return np.stack([rows[c] for c in chunk_ids])
+
+    def paper_head(self, paper_id: str, chars: int) -> str:
+        """The first ``chars`` characters of a paper's text (KeyError when unknown)."""
+        doc = self.client.mget(index=self.paper_index, body={"ids": [paper_id]}, params={"_source": "head"})["docs"][0]
+        if not doc.get("found"):
+            raise KeyError(paper_id)
+        return doc["_source"]["head"][:chars]
+
     # -- search ----------------------------------------------------------------------------
-    def _match(self, index: str, field: str, query: str, k: int) -> list[Hit]:
+    def _match_body(self, field: str, query: str, k: int) -> Optional[dict]:
         toks = tokenize(query)
-        if not toks:
-            return []
-        body = {"size": k, "_source": [field], "query": {"match": {"tokens": " ".join(toks)}}}
-        hits = self.client.search(index=index, body=body)["hits"]["hits"]
-        return [(h["_source"][field], float(h["_score"])) for h in hits]
+        if not toks or k <= 0:
+            return None
+        return {"size": k, "_source": [field], "query": {"match": {"tokens": " ".join(toks)}}}
+
+    def _knn_body(self, query_vector: np.ndarray, k: int) -> dict:
+        # HNSW is approximate: ask the graph for more candidates than needed (Lucene's
+        # num_candidates = k here), then keep the top k, which brings recall close to exact search
+        return {"size": k, "_source": ["chunk_id"],
+                "query": {"knn": {"vector": {"vector": np.asarray(query_vector, np.float32), "k": max(k, self.candidates)}}}}
+
+    @staticmethod
+    def _hits(res: dict, field: str) -> list[Hit]:
+        return [(h["_source"][field], float(h["_score"])) for h in res["hits"]["hits"]]
+
+    @staticmethod
+    def _cosine_hits(res: dict) -> list[Hit]:
+        # the k-NN plugin's innerproduct score is 1 + ip for ip >= 0 and 1 / (1 - ip) below;
+        # on L2-normalised vectors ip is the cosine, which the SearchIndex protocol returns
+        out = []
+        for h in res["hits"]["hits"]:
+            s = float(h["_score"])
+            out.append((h["_source"]["chunk_id"], s - 1.0 if s >= 1.0 else 1.0 - 1.0 / s))
+        return out
 
     def chunk_bm25(self, query: str, k: int) -> list[Hit]:
-        """Top-k chunks by BM25 from OpenSearch."""
-        return self._match(f"{self.prefix}-chunks", "chunk_id", query, k)
+        """Top-k chunks by BM25 from OpenSearch; [] for a query without terms."""
+        body = self._match_body("chunk_id", query, k)
+        return self._hits(self.client.search(index=self.chunk_index, body=body), "chunk_id") if body else []
 
     def paper_bm25(self, query: str, k: int) -> list[Hit]:
         """Top-k papers by BM25 over their concatenated chunk text, from OpenSearch."""
-        return self._match(f"{self.prefix}-papers", "paper_id", query, k)
+        body = self._match_body("paper_id", query, k)
+        return self._hits(self.client.search(index=self.paper_index, body=body), "paper_id") if body else []
 
     def chunk_dense(self, query_vector: np.ndarray, k: int) -> list[Hit]:
-        """Top-k chunks by approximate k-NN (HNSW) from OpenSearch."""
-        # HNSW is approximate: ask the graph for more candidates than needed (Lucene's
-        # num_candidates = k here), then keep the top k, which brings recall close to exact search
-        candidates = max(k, self.candidates)
-        body = {"size": k, "_source": ["chunk_id"],
-                "query": {"knn": {"vector": {"vector": [float(x) for x in query_vector], "k": candidates}}}}
-        hits = self.client.search(index=f"{self.prefix}-chunks", body=body)["hits"]["hits"]
-        return [(h["_source"]["chunk_id"], float(h["_score"])) for h in hits]
+        """Top-k chunks by approximate k-NN (HNSW) from OpenSearch, scored by cosine."""
+        if k <= 0:
+            return []
+        return self._cosine_hits(self.client.search(index=self.chunk_index, body=self._knn_body(query_vector, k)))
 
-
-def make_client(url: str, user: Optional[str] = None, password: Optional[str] = None, verify_certs: bool = True):
-    """An ``opensearchpy.OpenSearch`` client with retries on timeouts and connection errors."""
-    from opensearchpy import OpenSearch
-
-    auth = (user, password) if user else None
-    return OpenSearch(hosts=[url], http_auth=auth, verify_certs=verify_certs, ssl_show_warn=False,
-                      retry_on_timeout=True, max_retries=3, timeout=60)
+    def chunk_dense_many(self, query_vectors: np.ndarray, k: int) -> list[list[Hit]]:
+        """Top-k chunks for each query vector, all in one ``msearch`` round trip."""
+        if not len(query_vectors) or k <= 0:
+            return [[] for _ in range(len(query_vectors))]
+        lines: list[dict] = []
+        for q in query_vectors:
+            lines += [{"index": self.chunk_index}, self._knn_body(q, k)]
+        out = []
+        for r in self.client.msearch(body=lines)["responses"]:
+            if "error" in r:
+                raise RuntimeError(f"OpenSearch k-NN search failed: {r['error']}")
+            out.append(self._cosine_hits(r))
+        return out

@@ -31,3 +31,50 @@ def subset_home(shared_data, tmp_path_factory):
     assert res.returncode == 0, res.stderr[-2000:]
     assert "10 paper(s)" in res.stdout and "10 paper(s) encoded" in res.stdout
     return home
+
+
+@pytest.fixture(scope="session")
+def servers(tmp_path_factory):
+    """A real Neo4j and a real single-node OpenSearch, started once for the session from Maven
+    artifacts (tests/servers/). Never skipped: a server that cannot start fails the tests."""
+    from tests.servers import neo4j_server, opensearch_server
+
+    work = tmp_path_factory.mktemp("servers")
+    try:
+        neo4j_server.build()
+        opensearch_server.build()
+        neo = neo4j_server.start(work / "neo4j")
+    except Exception as exc:
+        pytest.fail(f"Neo4j could not start: {exc}")
+    try:
+        osr = opensearch_server.start(work / "opensearch")
+    except Exception as exc:
+        neo.stop()
+        pytest.fail(f"OpenSearch could not start: {exc}")
+    yield neo, osr
+    osr.stop()
+    neo.stop()
+
+
+def server_settings(home, servers, prefix: str, **extra):
+    """Settings of the servers backend over ``home`` with OpenSearch indices ``<prefix>-*``."""
+    from lit3r.config import load_settings
+
+    neo, osr = servers
+    return load_settings(home=home, backend="neo4j+opensearch", neo4j={"uri": neo.uri, "user": None, "password": None},
+                         opensearch={"url": osr.url, "index_prefix": prefix, **extra})
+
+
+@pytest.fixture(scope="session")
+def subset_records(subset_home):
+    """``(papers, chunks, references, neighbours, vectors)`` of the built subset: records as
+    stored, SIMILAR_TO edges and the chunk vectors (rows in ``chunks`` order)."""
+    from graph.embedded import EmbeddedGraphStore
+    from graph.search.embedded import DB_NAME, EmbeddedSearchIndex
+    from ingest.corpus import load_corpus
+
+    papers, chunks, refs = load_corpus(subset_home)
+    graph = EmbeddedGraphStore.open(subset_home / "index" / DB_NAME)
+    neighbours = [n for p in papers for n in graph.neighbours_of(p.paper_id)]
+    vectors = EmbeddedSearchIndex.open(subset_home / "index").vectors_of([c.chunk_id for c in chunks])
+    return papers, chunks, refs, neighbours, vectors

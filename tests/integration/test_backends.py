@@ -1,7 +1,9 @@
-"""One backend test suite: the embedded stores and real Neo4j + OpenSearch servers agree.
+"""The servers backend end to end: real Neo4j + OpenSearch as the system of record.
 
-The servers are started by this module from Maven artifacts (tests/servers/); they never skip:
-a server that cannot start fails the tests with its reason.
+The embedded stores and the servers agree on the corpus; a machine with only the server
+settings (no local file) answers like the machine that ingested; a load killed with SIGKILL
+and run again leaves no duplicate and nothing missing; pruned and restored papers follow.
+The servers (conftest ``servers``) never skip: a server that cannot start fails the tests.
 """
 
 from __future__ import annotations
@@ -19,40 +21,22 @@ from lit3r.config import load_settings
 from lit3r.engine import Engine
 from lit3r.fusion import recall_at
 from tests.conftest import CORPUS
-from tests.servers import neo4j_server, opensearch_server
-
-
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory):
-    work = tmp_path_factory.mktemp("servers")
-    try:
-        neo4j_server.build()
-        opensearch_server.build()
-        neo = neo4j_server.start(work / "neo4j")
-    except Exception as exc:
-        pytest.fail(f"Neo4j could not start: {exc}")
-    try:
-        osr = opensearch_server.start(work / "opensearch")
-    except Exception as exc:
-        neo.stop()
-        pytest.fail(f"OpenSearch could not start: {exc}")
-    yield neo, osr
-    osr.stop()
-    neo.stop()
+from tests.integration.conftest import server_settings
 
 
 @pytest.fixture(scope="module")
 def both(subset_home, servers, tmp_path_factory):
-    """(embedded settings, server settings) over the same built corpus."""
-    neo, osr = servers
+    """(embedded settings, server settings) over the same built corpus, loaded into the servers
+    by `build_stores` (the local build is unchanged: only the servers are written)."""
     home = tmp_path_factory.mktemp("server-home") / "home"
     shutil.copytree(subset_home, home)
-    server = load_settings(home=home, backend="neo4j+opensearch",
-                           neo4j={"uri": neo.uri, "user": None, "password": None},
-                           opensearch={"url": osr.url, "index_prefix": "lit3r-test"})
+    server = server_settings(home, servers, "lit3r-test")
     report = build_stores(server)
-    assert not report.skipped and report.encoded_papers == 0  # embeddings come from the cache
-    assert report.servers["neo4j"]["nodes"] > 1000 and report.servers["opensearch"]["docs"] > 1000
+    assert report.encoded_papers == 0  # embeddings come from the local build
+    assert report.servers["written"] == 10 and report.servers["neo4j"]["nodes"] > 1000
+    assert report.servers["opensearch"]["docs"] > 1000
+    again = build_stores(server)
+    assert again.servers["written"] == 0 and again.servers["deleted"] == 0  # nothing changed: nothing written
     return load_settings(home=subset_home), server
 
 
@@ -134,3 +118,140 @@ def test_doctor_checks_the_servers(both):
     res = CliRunner(env=env).invoke(main, ["--home", str(srv.home), "doctor"])
     assert res.exit_code == 0, res.output
     assert "[ok] neo4j: Neo4j/5" in res.output and "[ok] opensearch: OpenSearch 2" in res.output
+
+
+def _answers(engine):
+    out = {}
+    for q in _questions():
+        r = engine.ask(q["question"], query_id=q["query_id"])
+        out[q["query_id"]] = (r.submission(), r.candidates)
+    return out
+
+
+def test_a_machine_with_only_the_server_settings_answers_the_same(both, tmp_path):
+    """Acceptance (issue 11): the servers alone answer the questions_dev questions exactly as the
+    ingesting machine does, with every local file of the home deleted."""
+    _, srv = both
+    built = _answers(Engine(srv))
+    bare = tmp_path / "elsewhere"  # the same server settings; no corpus file, index or cache here
+    assert _answers(Engine(srv.model_copy(update={"home": bare}))) == built
+    assert not bare.exists()
+
+
+def _server_counts(settings):
+    from lit3r.backends import neo4j_store, opensearch_index
+
+    g = neo4j_store(settings)
+    try:
+        row = g.run_read(
+            "MATCH (c:Chunk) WITH count(c) AS chunks, count(DISTINCT c.chunk_id) AS ids "
+            "OPTIONAL MATCH (:Paper)-[h:HAS_CHUNK]->() WITH chunks, ids, count(h) AS has "
+            "OPTIONAL MATCH (:Paper)-[r:CITES]->() WITH chunks, ids, has, count(r) AS cites "
+            "OPTIONAL MATCH (:Paper)-[s:SIMILAR_TO]->() WITH chunks, ids, has, cites, count(s) AS similar "
+            "MATCH (p:Paper) RETURN chunks, ids, has, cites, similar, count(p) AS papers, count(p.hash) AS done", {})[0]
+        works = g.run_read("MATCH (w:Work) RETURN count(w) AS n, count(DISTINCT w.work_id) AS ids", {})[0]
+    finally:
+        g.close()
+    index = opensearch_index(settings)
+    try:
+        index.client.indices.refresh(index=f"{index.chunk_index},{index.paper_index}")
+        docs = index.count()
+    finally:
+        index.close()
+    return {**row, "works": works["n"], "work_ids": works["ids"], "docs": docs}
+
+
+def _expected(settings):
+    from graph.embedded import EmbeddedGraphStore
+    from graph.search.embedded import DB_NAME
+
+    g = EmbeddedGraphStore.open(settings.index_dir / DB_NAME)
+    ids = g.paper_ids()
+    recs = g.records(ids)
+    return {"papers": len(ids), "chunks": sum(len(c) for _, c, _ in recs), "cites": sum(len(r) for _, _, r in recs),
+            "similar": sum(len(v) for v in g.neighbour_lists().values())}
+
+
+KILLED_LOAD = r"""
+import sys
+from lit3r.config import load_settings
+from lit3r.servers import sync_servers
+settings = load_settings(home=sys.argv[1])
+sync_servers(settings, batch_chunks=100, on_batch=lambda done, total: print("batch", done, total, flush=True))
+print("finished", flush=True)
+"""
+
+
+def test_a_load_killed_with_sigkill_finishes_on_the_next_run(both, servers, tmp_path):
+    """kill -9 in the middle of a load (new indices: every paper is written), then the next
+    load: every node, edge and document exactly once, and the same answers."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from lit3r.servers import sync_servers
+    from tests.conftest import ROOT
+
+    _, srv = both
+    settings = srv.model_copy(update={"opensearch": srv.opensearch.model_copy(update={"index_prefix": "lit3r-kill"})})
+    neo, osr = servers
+    env = {**os.environ, "LIT3R_BACKEND": "neo4j+opensearch", "LIT3R_NEO4J__URI": neo.uri, "LIT3R_NEO4J__USER": "",
+           "LIT3R_OPENSEARCH__URL": osr.url, "LIT3R_OPENSEARCH__INDEX_PREFIX": "lit3r-kill"}
+    child = subprocess.Popen([sys.executable, "-c", KILLED_LOAD, str(srv.home)], cwd=ROOT, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = child.stdout.readline()
+    assert line.startswith("batch"), (line, child.stderr.read()[-2000:])
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    want = _expected(settings)
+    partial = _server_counts(settings)
+    assert partial["done"] < want["papers"], "the load finished before it was killed: nothing was tested"
+    assert partial["docs"]["papers"] < want["papers"]
+    report = sync_servers(settings)
+    assert report["written"] == want["papers"] - partial["done"]
+    got = _server_counts(settings)
+    assert got["chunks"] == got["ids"] == got["has"] == want["chunks"]
+    assert got["papers"] == got["done"] == want["papers"]
+    assert got["cites"] == want["cites"] and got["similar"] == want["similar"]
+    assert got["works"] == got["work_ids"]
+    assert got["docs"] == {"chunks": want["chunks"], "papers": want["papers"]}
+    q = _questions()[0]
+    a = Engine(settings).ask(q["question"], query_id=q["query_id"])
+    b = Engine(srv).ask(q["question"], query_id=q["query_id"])
+    assert a.submission() == b.submission() and a.candidates == b.candidates
+
+
+def _drop_paper(home, paper_id):
+    for name in ("papers", "chunks", "references"):
+        path = home / f"{name}.jsonl"
+        lines = [ln for ln in path.read_text(encoding="utf-8").splitlines(keepends=True)
+                 if json.loads(ln)["paper_id"] != paper_id]
+        path.write_text("".join(lines), encoding="utf-8")
+
+
+def test_pruned_and_restored_papers_follow_on_the_servers(both, tmp_path):
+    """The corpus loses a paper, then gets it back: each ingest writes only that difference."""
+    _, srv = both
+    home = tmp_path / "home"
+    shutil.copytree(srv.home, home)
+    settings = srv.model_copy(update={"home": home,
+                                      "opensearch": srv.opensearch.model_copy(update={"index_prefix": "lit3r-prune"})})
+    assert build_stores(settings).servers["written"] == 10  # new indices: everything
+    saved = {n: (home / f"{n}.jsonl").read_text(encoding="utf-8") for n in ("papers", "chunks", "references")}
+    gone = "2511.11007"
+    _drop_paper(home, gone)
+    report = build_stores(settings)
+    assert report.removed_papers == 1 and report.servers["deleted"] == 1
+    engine = Engine(settings)
+    graph, index = engine.graph, engine.index
+    assert gone not in graph.paper_ids() and len(graph.paper_ids()) == 9
+    with pytest.raises(KeyError):
+        index.paper_head(gone, 10)
+    assert _server_counts(settings)["docs"]["papers"] == 9
+    for name, text in saved.items():
+        (home / f"{name}.jsonl").write_text(text, encoding="utf-8")
+    report = build_stores(settings)
+    assert report.encoded_papers == 0 and report.servers["deleted"] == 0
+    assert 1 <= report.servers["written"] <= 10 and gone in Engine(settings).graph.paper_ids()
+    assert _server_counts(settings)["docs"] == {"chunks": _expected(settings)["chunks"], "papers": 10}

@@ -1,0 +1,4 @@
+// The known paper ids among $ids.
+UNWIND $ids AS id
+MATCH (p:Paper {paper_id: id})
+RETURN p.paper_id AS paper_id

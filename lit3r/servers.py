@@ -1,0 +1,133 @@
+"""Incremental load of the built corpus into Neo4j and OpenSearch (backend "neo4j+opensearch").
+
+The ingesting machine builds its embedded stores first (they hold the encoded vectors: the
+encoder runs once per changed paper); this module then makes the servers hold the same corpus,
+writing only what differs. Per paper, the server hash is a digest of its records' hash and its
+chunk hash (chunk ids, texts, encoder); Neo4j stores it on the Paper node as the *last* write of
+the paper (:mod:`graph.neo4j_store`). A load:
+
+1. reads ``{paper_id: (hash, SIMILAR_TO hash)}`` from Neo4j (one query);
+2. deletes the OpenSearch documents of every paper to write or prune (after a refresh, so the
+   documents of a killed load go too), then the pruned papers in Neo4j;
+3. per batch of about ``BATCH_CHUNKS`` chunks: Neo4j nodes (the papers forgotten first), then
+   OpenSearch documents (parallel bulk, refresh off), then the papers' hashes;
+4. rewrites the SIMILAR_TO lists whose hash differs, and deletes orphaned works and authors.
+
+Killed at any point (kill -9 included), the next load finds the unfinished papers by their
+missing or stale hash and writes them again from step 2: no duplicates (documents and nodes are
+keyed by id), nothing missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Optional
+
+import numpy as np
+
+from lit3r.config import Settings
+
+#: Chunks per load batch (one Neo4j write and one OpenSearch bulk per batch).
+BATCH_CHUNKS = 5000
+
+
+def _server_hash(graph_hash: str, chunk_hash: str, dim: int) -> str:
+    return hashlib.sha256(f"{graph_hash}\0{chunk_hash}\0{dim}".encode()).hexdigest()
+
+
+def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optional[int] = None,
+                 on_batch=None) -> dict:
+    """Make Neo4j and OpenSearch hold the corpus built in ``settings.index_dir`` (module
+    docstring). ``on_batch(done_papers, total_papers)`` is called after each committed batch.
+    Returns ``{"papers", "written", "deleted", "neighbours", "neo4j": {"nodes", "seconds",
+    "nodes_per_s"}, "opensearch": {"docs", "seconds", "docs_per_s"}, "seconds"}``. Raises the
+    drivers' errors when a server cannot be reached."""
+    from tqdm import tqdm
+
+    from graph.embedded import EmbeddedGraphStore
+    from graph.search.embedded import DB_NAME, EmbeddedSearchIndex
+    from graph.sqlite import Database
+    from lit3r.backends import neo4j_store, opensearch_index
+
+    t0 = time.perf_counter()
+    db = Database(settings.index_dir / DB_NAME, readonly=True)
+    local_g = EmbeddedGraphStore.open(settings.index_dir / DB_NAME, db=db)
+    local_s = EmbeddedSearchIndex.open(settings.index_dir, db=db)
+    graph, index = neo4j_store(settings), opensearch_index(settings)
+    o, r = settings.opensearch, settings.retrieve
+    stats = {"neo4j": {"nodes": 0, "seconds": 0.0}, "opensearch": {"docs": 0, "seconds": 0.0}}
+    try:
+        with db.snapshot():
+            ghash, chash = local_g.content_hashes(), local_s.chunk_hashes()
+            want = {p: _server_hash(ghash[p], chash.get(p, ""), local_s.dim) for p in sorted(ghash)}
+            graph.ensure_schema()
+            encoder = settings.models.chunk_encoder
+            meta = index.stored_meta()
+            if meta is None or meta.get("dim") != local_s.dim or meta.get("chunk_encoder") != encoder:
+                graph.clear_hashes()  # new indices: every paper must be written, first marked unfinished
+            index.ensure_indices(local_s.dim, r.bm25_k1, r.bm25_b, shards=o.shards, replicas=o.replicas,
+                                 encoder=encoder)
+            stored = graph.stored_hashes()
+            gone = sorted(set(stored) - set(want))
+            todo = [p for p in want if stored.get(p, (None, None))[0] != want[p]]
+            sizes = dict(db.execute("SELECT paper_id, COUNT(*) FROM chunks GROUP BY paper_id"))
+            with index.bulk_mode():
+                index.delete_papers(todo + gone)
+                graph.delete_papers(gone)
+                bar = tqdm(total=len(todo), unit="paper", desc="servers", disable=not progress)
+                batch: list[str] = []
+                pending, done = 0, 0
+                limit = batch_chunks or BATCH_CHUNKS
+
+                def flush() -> None:
+                    nonlocal batch, pending, done
+                    if not batch:
+                        return
+                    recs = local_g.records(batch)
+                    chunks = [c for _, cs, _ in recs for c in cs]
+                    ts = time.perf_counter()
+                    stats["neo4j"]["nodes"] += graph.write_papers([p for p, _, _ in recs], chunks,
+                                                                  [x for _, _, rs in recs for x in rs])
+                    stats["neo4j"]["seconds"] += time.perf_counter() - ts
+                    ts = time.perf_counter()
+                    vectors = local_s.vectors_of([c["chunk_id"] for c in chunks]) if chunks else \
+                        np.zeros((0, local_s.dim), np.float32)
+                    stats["opensearch"]["docs"] += index.write_chunks(chunks, vectors)
+                    stats["opensearch"]["docs"] += index.write_papers(
+                        [p["paper_id"] for p, _, _ in recs], ["\n".join(c["text"] for c in cs) for _, cs, _ in recs])
+                    stats["opensearch"]["seconds"] += time.perf_counter() - ts
+                    graph.mark_loaded({p: want[p] for p in batch})
+                    done += len(batch)
+                    bar.update(len(batch))
+                    if on_batch is not None:
+                        on_batch(done, len(todo))
+                    batch, pending = [], 0
+
+                for pid in todo:
+                    batch.append(pid)
+                    pending += sizes.get(pid, 0)
+                    if pending >= limit:
+                        flush()
+                flush()
+                bar.close()
+            lists = local_g.neighbour_lists()
+            from graph.neo4j_store import neighbours_hash
+
+            written = set(todo)
+            relink = {p: ns for p, ns in lists.items()
+                      if p in written or stored.get(p, (None, None))[1] != neighbours_hash(ns)}
+            ts = time.perf_counter()
+            graph.write_neighbours(relink)
+            if todo or gone:
+                graph.prune_orphans()
+            stats["neo4j"]["seconds"] += time.perf_counter() - ts
+    finally:
+        graph.close()
+        index.close()
+        db.close()
+    for name, key in (("neo4j", "nodes"), ("opensearch", "docs")):
+        s = stats[name]
+        s[f"{key}_per_s"] = s[key] / s["seconds"] if s["seconds"] else 0.0
+    return {"papers": len(want), "written": len(todo), "deleted": len(gone), "neighbours": len(relink),
+            **stats, "seconds": time.perf_counter() - t0}

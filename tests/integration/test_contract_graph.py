@@ -1,0 +1,203 @@
+"""The GraphStore contract: one suite that every implementation passes (the embedded SQLite
+store and Neo4j on a real server), in the style of Haystack's shared DocumentStore tests.
+
+Each implementation class provides ``make_store(papers, chunks, refs, neighbours)``: a store that
+holds exactly these records, written through the implementation's own ``load``. The expected
+answers are computed here from the records themselves (no implementation is the oracle), over
+the real 10-paper subset.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+from graph.records import Chunk
+
+UNKNOWN = "no-such-paper-0000"
+
+
+def _coupling(refs, seed: str, min_shared: int, limit: int):
+    works = defaultdict(set)
+    for r in refs:
+        works[r.paper_id].add(r.work_id)
+    out = []
+    for other, ws in works.items():
+        if other == seed:
+            continue
+        shared = len(works[seed] & ws)
+        if shared >= min_shared:
+            out.append((other, shared / len(works[seed] | ws), shared))
+    out.sort(key=lambda t: (-t[1], -t[2], t[0]))
+    return out[:limit]
+
+
+class GraphStoreContract:
+    """The shared tests; subclasses implement :meth:`make_store` (module-scoped ``store``)."""
+
+    @classmethod
+    def make_store(cls, papers, chunks, refs, neighbours):
+        raise NotImplementedError
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def store(cls, subset_records):
+        papers, chunks, refs, neighbours, _ = subset_records
+        return cls.make_store(papers, chunks, refs, neighbours)
+
+    # -- papers and chunks -------------------------------------------------------------------
+    def test_paper_ids_are_the_loaded_papers_sorted(self, store, subset_records):
+        assert store.paper_ids() == sorted(p.paper_id for p in subset_records[0])
+
+    def test_paper_returns_the_record(self, store, subset_records):
+        for p in subset_records[0]:
+            assert store.paper(p.paper_id).model_dump() == p.model_dump()
+        with pytest.raises(KeyError):
+            store.paper(UNKNOWN)
+
+    def test_chunks_by_id_in_the_asked_order(self, store, subset_records):
+        chunks = subset_records[1]
+        ids = [c.chunk_id for c in chunks[::7]][::-1]
+        by_id = {c.chunk_id: c for c in chunks}
+        assert [c.model_dump() for c in store.chunks(ids)] == [by_id[i].model_dump() for i in ids]
+        assert store.chunk(ids[0]).model_dump() == by_id[ids[0]].model_dump()
+        assert store.chunks([]) == []
+        with pytest.raises(KeyError):
+            store.chunks([ids[0], f"{UNKNOWN}::c0000"])
+        with pytest.raises(KeyError):
+            store.chunk(f"{UNKNOWN}::c0000")
+
+    def test_chunks_of_a_paper_in_reading_order(self, store, subset_records):
+        papers, chunks = subset_records[0], subset_records[1]
+        for p in papers:
+            want = sorted((c for c in chunks if c.paper_id == p.paper_id), key=lambda c: c.seq)
+            assert [c.model_dump() for c in store.chunks_of(p.paper_id)] == [c.model_dump() for c in want]
+        with pytest.raises(KeyError):
+            store.chunks_of(UNKNOWN)
+
+    def test_membership_lookups_are_batched_and_ignore_unknown_ids(self, store, subset_records):
+        papers, chunks = subset_records[0], subset_records[1]
+        assert store.has_papers([papers[0].paper_id, UNKNOWN, papers[1].paper_id]) == {papers[0].paper_id,
+                                                                                        papers[1].paper_id}
+        assert store.has_papers([]) == set()
+        ids = [c.chunk_id for c in chunks[:50]]
+        assert store.papers_of([*ids, "nope::c0001"]) == {c.chunk_id: c.paper_id for c in chunks[:50]}
+
+    # -- citations -----------------------------------------------------------------------------
+    def test_cites_is_the_reference_list(self, store, subset_records):
+        refs = subset_records[2]
+        for p in subset_records[0]:
+            want = sorted((r.number, r.work_id, r.cited_paper_id) for r in refs if r.paper_id == p.paper_id)
+            assert store.cites(p.paper_id) == want
+        with pytest.raises(KeyError):
+            store.cites(UNKNOWN)
+
+    def test_cited_by_resolves_corpus_citations(self, store, subset_records):
+        refs = subset_records[2]
+        n = 0
+        for p in subset_records[0]:
+            want = sorted({r.paper_id for r in refs if r.cited_paper_id == p.paper_id})
+            assert store.cited_by(p.paper_id) == want
+            n += len(want)
+        assert n > 0  # the subset cites itself: the check is not vacuous
+        with pytest.raises(KeyError):
+            store.cited_by(UNKNOWN)
+
+    @pytest.mark.parametrize("min_shared,limit", [(2, 50), (1, 3), (5, 10)])
+    def test_bibliographic_coupling_by_jaccard(self, store, subset_records, min_shared, limit):
+        refs = subset_records[2]
+        nonempty = 0
+        for p in subset_records[0]:
+            want = _coupling(refs, p.paper_id, min_shared, limit)
+            got = store.coupled_papers(p.paper_id, min_shared, limit)
+            assert [(q, s) for q, _, s in got] == [(q, s) for q, _, s in want]
+            assert [j for _, j, _ in got] == pytest.approx([j for _, j, _ in want])
+            nonempty += bool(want)
+        assert nonempty > 0
+        with pytest.raises(KeyError):
+            store.coupled_papers(UNKNOWN)
+
+    def test_similar_papers_are_the_neighbour_lists_by_rank(self, store, subset_records):
+        neighbours = subset_records[3]
+        for p in subset_records[0]:
+            want = sorted((n for n in neighbours if n.paper_id == p.paper_id), key=lambda n: n.rank)
+            got = store.similar_papers(p.paper_id, 3)
+            assert [q for q, _ in got] == [n.neighbour_id for n in want[:3]]
+            assert [s for _, s in got] == pytest.approx([n.score for n in want[:3]], abs=1e-6)
+        with pytest.raises(KeyError):
+            store.similar_papers(UNKNOWN)
+
+    def test_snapshot_is_reentrant_and_reads_the_same(self, store, subset_records):
+        pid = subset_records[0][0].paper_id
+        with store.snapshot():
+            first = store.chunks_of(pid)
+            with store.snapshot():
+                assert [c.model_dump() for c in store.chunks_of(pid)] == [c.model_dump() for c in first]
+        assert [c.chunk_id for c in store.chunks_of(pid)] == [c.chunk_id for c in first]
+
+    # -- writes --------------------------------------------------------------------------------
+    def test_load_writes_only_changes_and_deletes_the_rest(self, subset_records):
+        """A changed chunk text, a dropped paper, then the original records again."""
+        papers, chunks, refs, neighbours, _ = subset_records
+        gone = papers[-1].paper_id
+        changed = papers[0].paper_id
+        first = next(c for c in chunks if c.paper_id == changed)
+        edited = [Chunk.model_construct(**{**c.model_dump(), "text": "an edited chunk text"}) if c is first else c
+                  for c in chunks if c.paper_id != gone]
+        kept_refs = [r for r in refs if r.paper_id != gone]
+        kept_nbrs = [n for n in neighbours if gone not in (n.paper_id, n.neighbour_id)]
+        store = self.make_store([p for p in papers if p.paper_id != gone], edited, kept_refs, kept_nbrs)
+        assert gone not in store.paper_ids() and not store.has_papers([gone])
+        with pytest.raises(KeyError):
+            store.chunks_of(gone)
+        assert store.chunk(first.chunk_id).text == "an edited chunk text"
+        assert store.papers_of([c.chunk_id for c in chunks if c.paper_id == gone]) == {}
+        for p in papers:
+            if p.paper_id != gone:
+                assert gone not in store.cited_by(p.paper_id) and gone not in [q for q, _ in store.similar_papers(p.paper_id)]
+        store = self.make_store(papers, chunks, refs, neighbours)
+        assert store.paper_ids() == sorted(p.paper_id for p in papers)
+        assert store.chunk(first.chunk_id).text == first.text
+        assert len(store.chunks_of(gone)) == sum(c.paper_id == gone for c in chunks)
+
+
+class TestEmbeddedGraphStore(GraphStoreContract):
+    @pytest.fixture(scope="class", autouse=True)
+    @classmethod
+    def _folder(cls, tmp_path_factory):
+        cls.folder = tmp_path_factory.mktemp("contract-embedded")
+
+    @classmethod
+    def make_store(cls, papers, chunks, refs, neighbours):
+        from graph.embedded import EmbeddedGraphStore
+
+        path = cls.folder / "graph.sqlite"
+        EmbeddedGraphStore(path).load(papers, chunks, refs, neighbours)
+        return EmbeddedGraphStore.open(path)
+
+
+class TestNeo4jGraphStore(GraphStoreContract):
+    @pytest.fixture(scope="class", autouse=True)
+    @classmethod
+    def _server(cls, servers):
+        cls.uri = servers[0].uri
+
+    @classmethod
+    def make_store(cls, papers, chunks, refs, neighbours):
+        from graph.neo4j_store import Neo4jGraphStore, connect
+
+        store = Neo4jGraphStore(connect(cls.uri))
+        store.load(papers, chunks, refs, neighbours)
+        store.close()
+        return Neo4jGraphStore.open(connect(cls.uri))
+
+    def test_a_second_identical_load_writes_nothing(self, store, subset_records):
+        from graph.neo4j_store import Neo4jGraphStore, connect
+
+        papers, chunks, refs, neighbours, _ = subset_records
+        again = Neo4jGraphStore(connect(self.uri))
+        report = again.load(papers, chunks, refs, neighbours)
+        assert report["written"] == 0 and report["deleted"] == 0
+        counts = again.run_read("MATCH (c:Chunk) RETURN count(c) AS n, count(DISTINCT c.chunk_id) AS ids", {})[0]
+        assert counts["n"] == counts["ids"] == len(chunks)
