@@ -17,6 +17,9 @@ for 2.56M chunks on 2 cores), so the stores, not the model, are measured. Prints
 JSON object: papers, chunks, build_s (and its encode share), build_peak_rss_gb, index_gb,
 open_s, open_rss_gb (and its anonymous part; the rest is memory-mapped files in the page
 cache), ask_p50_s, ask_p95_s, per-stage ask timings, round5_p50_s, incremental_s. ``--keep HOME``: leave the home (``lit3r --home HOME ask ...`` opens it).
+``--servers``: start the test Neo4j and OpenSearch (tests/servers/, heaps ``LIT3R_NEO4J_HEAP`` /
+``OPENSEARCH_HEAP``, default 3g each, full JIT) and run everything through them: the build loads the
+servers (load rates are printed), and the asks read only the servers.
 """
 
 from __future__ import annotations
@@ -168,7 +171,7 @@ from lit3r.build import build_stores
 s = load_settings(home=sys.argv[1])
 t = time.perf_counter()
 r = build_stores(s, progress=False)
-print(json.dumps({"s": time.perf_counter() - t, "seconds": r.seconds, "encoded": r.encoded_papers,
+print(json.dumps({"s": time.perf_counter() - t, "seconds": r.seconds, "encoded": r.encoded_papers, "servers": r.servers,
                   "removed": r.removed_papers, "papers": r.papers, "chunks": r.chunks,
                   "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}))
 """
@@ -209,8 +212,15 @@ qv = engine.encoder.encode_queries(questions[:5])
 t = time.perf_counter(); idx.chunk_dense(qv[0], 100); dense1 = time.perf_counter() - t
 t = time.perf_counter(); idx.chunk_dense_many(qv, 100); dense5 = time.perf_counter() - t
 t = time.perf_counter(); [idx.chunk_bm25(q, 100) for q in questions]; bm25 = (time.perf_counter() - t) / len(questions)
+dense_recall = None
+if s.backend != "embedded":  # the servers' approximate k-NN against the exact scan of the local build
+    from graph.search.embedded import EmbeddedSearchIndex
+    exact = EmbeddedSearchIndex.open(s.index_dir)
+    qv = engine.encoder.encode_queries(questions)
+    rs = [len({c for c, _ in idx.chunk_dense(v, 100)} & {c for c, _ in exact.chunk_dense(v, 100)}) / 100 for v in qv]
+    dense_recall = sum(rs) / len(rs)
 q = sorted(asks)
-print(json.dumps({"open_s": open_s, "open_rss_gb": open_rss, "open_rss_anon_gb": open_anon,
+print(json.dumps({"open_s": open_s, "dense_recall_at_100_vs_exact": dense_recall, "open_rss_gb": open_rss, "open_rss_anon_gb": open_anon,
                   "ask_p50_s": statistics.median(asks), "ask_p95_s": q[min(len(q) - 1, int(0.95 * len(q)))],
                   "ask_stages_p50_s": {k: statistics.median(v) for k, v in stages.items()},
                   "subquery_steps_p50_s": {k: statistics.median(v) for k, v in lanes.items()},
@@ -225,6 +235,26 @@ def _du(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**30
 
 
+def _start_servers(work: Path):
+    """The test servers (tests/servers/), with heaps sized for a large corpus unless set."""
+    from tests.servers import neo4j_server, opensearch_server
+
+    # production-like JVMs: bigger heaps, and the full JIT (the test launchers stop at C1 to
+    # start faster, which makes HNSW indexing and Cypher several times slower)
+    os.environ.setdefault("LIT3R_NEO4J_HEAP", "3g")
+    os.environ.setdefault("OPENSEARCH_HEAP", "3g")
+    os.environ.setdefault("LIT3R_NEO4J_FULL_JIT", "1")
+    os.environ.setdefault("OPENSEARCH_JAVA_OPTS", "-XX:TieredStopAtLevel=4")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    neo4j_server.build()
+    opensearch_server.build()
+    neo = neo4j_server.start(work / "neo4j")
+    osr = opensearch_server.start(work / "opensearch", timeout=300)
+    print(f"servers: {neo.uri}, {osr.url}", flush=True)
+    return neo, osr
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, required=True, help="fraction of the seed's 27,487 papers (1.0 = all)")
@@ -234,6 +264,8 @@ def main() -> None:
     ap.add_argument("--source", type=Path, default=None, help="ingested corpus folder with the real records")
     ap.add_argument("--questions", type=int, default=30, help="warm asks to time")
     ap.add_argument("--add", type=int, default=10, help="papers added for the incremental build (0: skip)")
+    ap.add_argument("--servers", action="store_true",
+                    help="start the test servers (tests/servers/) and run through Neo4j + OpenSearch")
     args = ap.parse_args()
     if args.scale <= 0:
         ap.error("--scale must be above 0")
@@ -245,8 +277,14 @@ def main() -> None:
             raise SystemExit(f"{home} is not empty and holds no corpus: pass an empty or new folder to --keep")
         shutil.rmtree(home)
     home.mkdir(parents=True, exist_ok=True)
-    if args.fake_encoder:
-        (home / "config.toml").write_text('[models]\nchunk_encoder = "hashing:384"\npaper_encoder = "hashing:384"\n')
+    config = '[models]\nchunk_encoder = "hashing:384"\npaper_encoder = "hashing:384"\n' if args.fake_encoder else ""
+    servers = _start_servers(home.parent / f"{home.name}-servers") if args.servers else None
+    if servers:
+        neo, osr = servers
+        config = (f'backend = "neo4j+opensearch"\n' + config +
+                  f'[neo4j]\nuri = "{neo.uri}"\nuser = ""\n[opensearch]\nurl = "{osr.url}"\nindex_prefix = "scale"\n')
+    if config:
+        (home / "config.toml").write_text(config)
     synth = Synth(sources, n)  # citations among the first n papers
     t = time.perf_counter()
     papers, chunks = write_corpus(home, synth, range(n))
@@ -285,6 +323,19 @@ def main() -> None:
         "incremental_encoded": inc["encoded"] if inc else None, "incremental_removed": inc["removed"] if inc else None,
         "home": str(home),
     }
+    if servers:
+        sv = build["servers"]
+        result["servers"] = {"load_s": build["seconds"].get("servers"), "neo4j_nodes": sv["neo4j"]["nodes"],
+                             "neo4j_nodes_per_s": sv["neo4j"]["nodes_per_s"], "opensearch_docs": sv["opensearch"]["docs"],
+                             "opensearch_docs_per_s": sv["opensearch"]["docs_per_s"],
+                             "incremental_load_s": inc["seconds"].get("servers") if inc else None,
+                             "incremental_written": inc["servers"]["written"] if inc else None,
+                             "incremental_deleted": inc["servers"]["deleted"] if inc else None}
+        print(f"servers: Neo4j {sv['neo4j']['nodes_per_s']:,.0f} nodes/s, OpenSearch "
+              f"{sv['opensearch']['docs_per_s']:,.0f} docs/s", flush=True)
+        for s in servers:
+            s.stop()
+        shutil.rmtree(home.parent / f"{home.name}-servers", ignore_errors=True)
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:

@@ -1,7 +1,8 @@
-// $rows: [{chunk_id, paper_id, kind, page, section, object_id, text, seq, image}]; the paper's
-// old chunks were deleted first (forget_papers), so chunks are created, not merged.
+// $rows: [{paper_id, chunks: [{chunk_id, kind, page, section, object_id, text, seq, image}]}]:
+// one paper lookup per paper; its old chunks were deleted first (forget_papers), so chunks
+// are created, not merged.
 UNWIND $rows AS row
 MATCH (p:Paper {paper_id: row.paper_id})
-CREATE (p)-[:HAS_CHUNK]->(c:Chunk {chunk_id: row.chunk_id, paper_id: row.paper_id, kind: row.kind,
-        page: row.page, section: row.section, object_id: row.object_id, text: row.text, seq: row.seq,
-        image: row.image})
+UNWIND row.chunks AS c
+CREATE (p)-[:HAS_CHUNK]->(:Chunk {chunk_id: c.chunk_id, paper_id: row.paper_id, kind: c.kind, page: c.page,
+        section: c.section, object_id: c.object_id, text: c.text, seq: c.seq, image: c.image})

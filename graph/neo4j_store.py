@@ -110,6 +110,19 @@ class Neo4jGraphStore:
                 batch = rows[i : i + self.batch_size]
                 s.execute_write(lambda tx: tx.run(query, **{key: batch}).consume())
 
+    def _write_grouped(self, name: str, rows: list[dict], inner: str) -> None:
+        """Like :meth:`_write` for rows that carry a list each: batches of about ``batch_size``
+        inner items."""
+        batch, n = [], 0
+        for row in rows:
+            batch.append(row)
+            n += len(row[inner])
+            if n >= self.batch_size:
+                self._write(name, batch)
+                batch, n = [], 0
+        if batch:
+            self._write(name, batch)
+
     def run_read(self, query: str, params: dict[str, Any]) -> list[dict]:
         """Run a Cypher query in a READ transaction (also ``lit3r cypher``)."""
         with self.driver.session(database=self.database, default_access_mode="READ") as s:
@@ -158,9 +171,12 @@ class Neo4jGraphStore:
         rows = paper_rows(papers)
         self._write("load_papers", rows)
         self._write("load_authors", [{"paper_id": r["paper_id"], "authors": r["authors"]} for r in rows if r["authors"]])
-        self._write("load_chunks", [{"chunk_id": c["chunk_id"], "paper_id": c["paper_id"], "kind": c["kind"],
-                                     "page": c["page"], "section": c.get("section"), "object_id": c.get("object_id"),
-                                     "text": c["text"], "seq": c["seq"], "image": c.get("image")} for c in chunks])
+        by_paper: dict[str, list[dict]] = {}
+        for c in chunks:
+            by_paper.setdefault(c["paper_id"], []).append(
+                {"chunk_id": c["chunk_id"], "kind": c["kind"], "page": c["page"], "section": c.get("section"),
+                 "object_id": c.get("object_id"), "text": c["text"], "seq": c["seq"], "image": c.get("image")})
+        self._write_grouped("load_chunks", [{"paper_id": p, "chunks": cs} for p, cs in by_paper.items()], "chunks")
         self._write("load_citations", [{"paper_id": r["paper_id"], "number": r["number"], "page": r.get("page"),
                                         "raw": r["raw"], "title": r.get("title"), "work_id": r["work_id"],
                                         "cited_paper_id": r.get("cited_paper_id")} for r in refs])

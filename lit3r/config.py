@@ -135,7 +135,9 @@ class OpenSearchSettings(BaseModel):
     and ``<index_prefix>-papers``. ``url``: one node, or several cluster nodes separated by
     commas (``https://`` for TLS; ``ca_certs``: a CA bundle path). ``shards`` / ``replicas``:
     primary shards and replicas of both indices, applied when they are created; ``knn_candidates``:
-    HNSW candidates per k-NN query (more: closer to exact search, slower)."""
+    HNSW candidates per k-NN query (more: closer to exact search, slower); ``hnsw_m`` /
+    ``hnsw_ef_construction``: the HNSW graph's links per vector and candidates per insertion,
+    applied when the chunk index is created (the graph dominates the load time)."""
 
     url: str = "http://localhost:9200"
     user: Optional[str] = None
@@ -146,6 +148,8 @@ class OpenSearchSettings(BaseModel):
     shards: int = Field(default=1, ge=1)
     replicas: int = Field(default=0, ge=0)
     knn_candidates: int = Field(default=400, ge=1)
+    hnsw_m: int = Field(default=16, ge=2)
+    hnsw_ef_construction: int = Field(default=64, ge=2)
 
     @property
     def urls(self) -> list[str]:

@@ -67,7 +67,7 @@ def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optio
             if meta is None or meta.get("dim") != local_s.dim or meta.get("chunk_encoder") != encoder:
                 graph.clear_hashes()  # new indices: every paper must be written, first marked unfinished
             index.ensure_indices(local_s.dim, r.bm25_k1, r.bm25_b, shards=o.shards, replicas=o.replicas,
-                                 encoder=encoder)
+                                 encoder=encoder, hnsw_m=o.hnsw_m, hnsw_ef_construction=o.hnsw_ef_construction)
             stored = graph.stored_hashes()
             gone = sorted(set(stored) - set(want))
             todo = [p for p in want if stored.get(p, (None, None))[0] != want[p]]

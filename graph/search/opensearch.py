@@ -32,8 +32,9 @@ HEAD_CHARS = 4000
 
 
 def chunk_index_body(dim: int, k1: float, b: float, shards: int = 1, replicas: int = 0,
-                     meta: Optional[dict] = None) -> dict[str, Any]:
-    """Settings and mappings of the chunk index."""
+                     meta: Optional[dict] = None, hnsw_m: int = 16, hnsw_ef_construction: int = 64) -> dict[str, Any]:
+    """Settings and mappings of the chunk index (``hnsw_m`` links per node, ``hnsw_ef_construction``
+    candidates per insertion: the HNSW graph dominates indexing time)."""
     return {
         "settings": {"index": {"knn": True, "number_of_shards": shards, "number_of_replicas": replicas,
                                "similarity": {"default": {"type": "BM25", "k1": k1, "b": b}}}},
@@ -47,7 +48,7 @@ def chunk_index_body(dim: int, k1: float, b: float, shards: int = 1, replicas: i
             "vector_bytes": {"type": "binary", "store": True},
             "vector": {"type": "knn_vector", "dimension": dim,
                        "method": {"name": "hnsw", "engine": "lucene", "space_type": "innerproduct",
-                                  "parameters": {"m": 16, "ef_construction": 100}}},
+                                  "parameters": {"m": hnsw_m, "ef_construction": hnsw_ef_construction}}},
         }},
     }
 
@@ -94,7 +95,7 @@ def make_client(url: str | Sequence[str], user: Optional[str] = None, password: 
     auth = (user, password) if user else None
     return OpenSearch(hosts=hosts, http_auth=auth, verify_certs=verify_certs, ca_certs=ca_certs, ssl_show_warn=False,
                       retry_on_timeout=True, max_retries=3, timeout=timeout, serializer=_Serializer(),
-                      http_compress=False)
+                      http_compress=False, pool_maxsize=8)
 
 
 class OpenSearchIndex:
@@ -113,6 +114,7 @@ class OpenSearchIndex:
         self.dim = dim
         self.encoder = encoder
         self.chunk_index, self.paper_index = f"{prefix}-chunks", f"{prefix}-papers"
+        self.sharded = False  # several primary shards: BM25 asks for corpus-wide term statistics (DFS)
         self._lock = threading.Lock()
         self._depth = 0
         self._vectors: Optional[dict[str, np.ndarray]] = None
@@ -125,7 +127,10 @@ class OpenSearchIndex:
         if meta is None:
             raise FileNotFoundError(f"no Lit3R indices {prefix}-chunks / {prefix}-papers in OpenSearch: run "
                                     f"`lit3r ingest PDF_DIR` with the servers backend")
-        return cls(client, prefix, candidates, dim=meta.get("dim"), encoder=meta.get("chunk_encoder"))
+        index = cls(client, prefix, candidates, dim=meta.get("dim"), encoder=meta.get("chunk_encoder"))
+        conf = client.indices.get_settings(index=f"{prefix}-*", params={"filter_path": "*.settings.index.number_of_shards"})
+        index.sharded = any(int(v["settings"]["index"]["number_of_shards"]) > 1 for v in conf.values())
+        return index
 
     def stored_meta(self) -> Optional[dict]:
         """The ``_meta.lit3r`` of the chunk index (``dim``, ``chunk_encoder``), None when the
@@ -162,7 +167,7 @@ class OpenSearchIndex:
 
     # -- writing ---------------------------------------------------------------------------
     def ensure_indices(self, dim: int, k1: float, b: float, *, shards: int = 1, replicas: int = 0,
-                       encoder: Optional[str] = None) -> bool:
+                       encoder: Optional[str] = None, hnsw_m: int = 16, hnsw_ef_construction: int = 64) -> bool:
         """Create both indices when missing; recreate them (empty) when the stored dimension or
         encoder differs. Returns True when they were (re)created (every paper must be written)."""
         meta = self.stored_meta()
@@ -173,7 +178,7 @@ class OpenSearchIndex:
             if self.client.indices.exists(index=name):
                 self.client.indices.delete(index=name)
         self.client.indices.create(index=self.chunk_index, body=chunk_index_body(
-            dim, k1, b, shards, replicas, {"chunk_encoder": encoder}))
+            dim, k1, b, shards, replicas, {"chunk_encoder": encoder}, hnsw_m, hnsw_ef_construction))
         self.client.indices.create(index=self.paper_index, body=paper_index_body(k1, b, shards, replicas))
         self.client.cluster.health(index=f"{self.chunk_index},{self.paper_index}", wait_for_status="yellow",
                                    request_timeout=90)
@@ -211,7 +216,8 @@ class OpenSearchIndex:
         from opensearchpy import helpers
 
         n = 0
-        for ok, item in helpers.parallel_bulk(self.client, actions, thread_count=2, chunk_size=chunk_size,
+        # more requests in flight than cores: the server indexes while the next request is encoded
+        for ok, item in helpers.parallel_bulk(self.client, actions, thread_count=4, chunk_size=chunk_size,
                                               max_chunk_bytes=50 * 2**20, raise_on_error=True,
                                               request_timeout=300):
             n += ok
@@ -226,7 +232,7 @@ class OpenSearchIndex:
             "section": c.get("section"), "object_id": c.get("object_id"), "tokens": " ".join(tokenize(c["text"])),
             "vector": v, "vector_bytes": base64.b64encode(v.tobytes()).decode("ascii")}}
             for c, v in zip(chunks, vectors))
-        return self._bulk(actions, 1000)
+        return self._bulk(actions, 500)
 
     def write_papers(self, paper_ids: Sequence[str], texts: Sequence[str]) -> int:
         """Index papers: ``texts[i]`` is the concatenated chunk text of ``paper_ids[i]``."""
@@ -304,43 +310,59 @@ class OpenSearchIndex:
         toks = tokenize(query)
         if not toks or k <= 0:
             return None
-        return {"size": k, "_source": [field], "query": {"match": {"tokens": " ".join(toks)}}}
+        return {"size": k + self.TIE_SLACK, "_source": [field], "query": {"match": {"tokens": " ".join(toks)}}}
 
     def _knn_body(self, query_vector: np.ndarray, k: int) -> dict:
         # HNSW is approximate: ask the graph for more candidates than needed (Lucene's
         # num_candidates = k here), then keep the top k, which brings recall close to exact search
-        return {"size": k, "_source": ["chunk_id"],
-                "query": {"knn": {"vector": {"vector": np.asarray(query_vector, np.float32), "k": max(k, self.candidates)}}}}
+        return {"size": k + self.TIE_SLACK, "_source": ["chunk_id"],
+                "query": {"knn": {"vector": {"vector": np.asarray(query_vector, np.float32),
+                                             "k": max(k + self.TIE_SLACK, self.candidates)}}}}
+
+    #: Hits fetched beyond k, so that equal scores are ordered by id whatever the shard layout.
+    TIE_SLACK = 16
 
     @staticmethod
-    def _hits(res: dict, field: str) -> list[Hit]:
-        return [(h["_source"][field], float(h["_score"])) for h in res["hits"]["hits"]]
+    def _ranked(hits: list[Hit], k: int) -> list[Hit]:
+        # shards return equal scores in their own order: best score first, then by id
+        return sorted(hits, key=lambda h: (-h[1], h[0]))[:k]
 
-    @staticmethod
-    def _cosine_hits(res: dict) -> list[Hit]:
+    @classmethod
+    def _hits(cls, res: dict, field: str, k: int) -> list[Hit]:
+        return cls._ranked([(h["_source"][field], float(h["_score"])) for h in res["hits"]["hits"]], k)
+
+    @classmethod
+    def _cosine_hits(cls, res: dict, k: int) -> list[Hit]:
         # the k-NN plugin's innerproduct score is 1 + ip for ip >= 0 and 1 / (1 - ip) below;
         # on L2-normalised vectors ip is the cosine, which the SearchIndex protocol returns
         out = []
         for h in res["hits"]["hits"]:
             s = float(h["_score"])
             out.append((h["_source"]["chunk_id"], s - 1.0 if s >= 1.0 else 1.0 - 1.0 / s))
-        return out
+        return cls._ranked(out, k)
+
+    def _bm25(self, index: str, field: str, query: str, k: int) -> list[Hit]:
+        body = self._match_body(field, query, k)
+        if not body:
+            return []
+        # one shard scores with its own document frequencies; DFS gathers them from every shard
+        # first, so a sharded index ranks like a single one
+        params = {"search_type": "dfs_query_then_fetch"} if self.sharded else {}
+        return self._hits(self.client.search(index=index, body=body, params=params), field, k)
 
     def chunk_bm25(self, query: str, k: int) -> list[Hit]:
         """Top-k chunks by BM25 from OpenSearch; [] for a query without terms."""
-        body = self._match_body("chunk_id", query, k)
-        return self._hits(self.client.search(index=self.chunk_index, body=body), "chunk_id") if body else []
+        return self._bm25(self.chunk_index, "chunk_id", query, k)
 
     def paper_bm25(self, query: str, k: int) -> list[Hit]:
         """Top-k papers by BM25 over their concatenated chunk text, from OpenSearch."""
-        body = self._match_body("paper_id", query, k)
-        return self._hits(self.client.search(index=self.paper_index, body=body), "paper_id") if body else []
+        return self._bm25(self.paper_index, "paper_id", query, k)
 
     def chunk_dense(self, query_vector: np.ndarray, k: int) -> list[Hit]:
         """Top-k chunks by approximate k-NN (HNSW) from OpenSearch, scored by cosine."""
         if k <= 0:
             return []
-        return self._cosine_hits(self.client.search(index=self.chunk_index, body=self._knn_body(query_vector, k)))
+        return self._cosine_hits(self.client.search(index=self.chunk_index, body=self._knn_body(query_vector, k)), k)
 
     def chunk_dense_many(self, query_vectors: np.ndarray, k: int) -> list[list[Hit]]:
         """Top-k chunks for each query vector, all in one ``msearch`` round trip."""
@@ -353,5 +375,5 @@ class OpenSearchIndex:
         for r in self.client.msearch(body=lines)["responses"]:
             if "error" in r:
                 raise RuntimeError(f"OpenSearch k-NN search failed: {r['error']}")
-            out.append(self._cosine_hits(r))
+            out.append(self._cosine_hits(r, k))
         return out

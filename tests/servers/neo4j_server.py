@@ -149,7 +149,8 @@ def start(workdir: Path, timeout: float = 120, attempts: int = 3) -> Neo4jServer
         while http_port == bolt_port:
             http_port = _free_port()
         jit = [] if os.environ.get("LIT3R_NEO4J_FULL_JIT") else ["-XX:TieredStopAtLevel=1"]  # fast start
-        cmd = [_java(), f"-Xmx{HEAP}", "-Xms128m", "-XX:+UseSerialGC", *jit,
+        heap = os.environ.get("LIT3R_NEO4J_HEAP", HEAP)
+        cmd = [_java(), f"-Xmx{heap}", "-Xms128m", "-XX:+UseSerialGC", *jit,
                "-XX:+ExitOnOutOfMemoryError",
                "-cp", f"{TARGET / 'classes'}{os.pathsep}{TARGET / 'lib'}{os.sep}*", MAIN_CLASS,
                "--bolt-port", str(bolt_port), "--http-port", str(http_port), "--data", str(workdir / "neo4j")]
