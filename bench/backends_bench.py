@@ -39,13 +39,6 @@ def median_ms(fn, args_list) -> float:
     return statistics.median(times)
 
 
-def _neighbours(graph):
-    from graph.records import Neighbour
-
-    return [Neighbour(paper_id=p, neighbour_id=n, score=sc, rank=r)
-            for p in graph.paper_ids() for r, (n, sc) in enumerate(graph.similar_papers(p, 100), start=1)]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--home", type=Path, required=True)
@@ -64,22 +57,19 @@ def main() -> None:
                                  neo4j={"uri": neo.uri, "user": None, "password": None},
                                  opensearch={"url": osr.url})
         rep = build_stores(settings)
-        n, o = rep.servers["neo4j"], rep.servers["opensearch"]
-        print(f"Neo4j load: {n['nodes']} nodes (+ relationships) in {n['write_seconds']:.1f} s = "
-              f"{n['nodes_per_s']:.0f} nodes/s (target >= 5,000); per statement: "
-              + ", ".join(f"{k} {v:.2f} s" for k, v in n["steps"].items()))
+        sv = rep.servers
+        n, o = sv["neo4j"], sv["opensearch"]
+        print(f"Neo4j load: {n['nodes']} nodes (+ relationships) in {n['seconds']:.1f} s = "
+              f"{n['nodes_per_s']:.0f} nodes/s")
         print(f"OpenSearch bulk: {o['docs']} docs in {o['seconds']:.1f} s = {o['docs_per_s']:.0f} docs/s")
-        # the same load again on the now warm JVM (a long-running server's steady state)
-        from graph.neo4j_store import Neo4jGraphStore
-        from ingest.corpus import load_corpus
+        # the same records into a second index prefix on the now warm JVMs (a long-running
+        # server's steady state): new indices, so every paper is written again
+        warm = settings.model_copy(update={"opensearch": settings.opensearch.model_copy(update={"index_prefix": "warm"})})
+        from lit3r.servers import sync_servers
 
-        papers, chunks, refs = load_corpus(home)
-        store = Neo4jGraphStore(neo.uri)
-        emb_graph = Engine(load_settings(home=args.home)).graph
-        warm = store.load(papers, chunks, refs, _neighbours(emb_graph))
-        store.close()
-        print(f"Neo4j load again, warm JVM: {warm['nodes_per_s']:.0f} nodes/s; per statement: "
-              + ", ".join(f"{k} {v:.2f} s" for k, v in warm["steps"].items()))
+        w = sync_servers(warm)
+        print(f"again, warm JVMs: Neo4j {w['neo4j']['nodes_per_s']:.0f} nodes/s, "
+              f"OpenSearch {w['opensearch']['docs_per_s']:.0f} docs/s")
         emb, srv = Engine(load_settings(home=args.home)), Engine(settings)
         qs = [json.loads(line)["question"] for line in (CORPUS / "questions_dev_inputs.jsonl").open()]
         seeds = [(p,) for p in emb.graph.paper_ids()]
