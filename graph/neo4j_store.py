@@ -16,14 +16,13 @@ unique ids, so nothing is duplicated. Managed write transactions retry transient
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import threading
 import time
 from typing import Any, Iterable, Optional, Sequence
 
 from graph.cypher import statement, statements
+from graph.question_cache import QuestionCache
 from graph.records import Chunk, Neighbour, Paper, Reference, Source
 
 
@@ -75,10 +74,10 @@ class Neo4jGraphStore:
         self.driver = driver
         self.database = database
         self.batch_size = batch_size
-        self._cache_lock = threading.Lock()
-        self._depth = 0
-        self._papers: Optional[dict[str, Paper]] = None
-        self._chunks: Optional[dict[str, Chunk]] = None
+        self._cache = QuestionCache("papers", "chunks")
+
+    _papers = property(lambda self: self._cache.get("papers"))
+    _chunks = property(lambda self: self._cache.get("chunks"))
 
     @classmethod
     def open(cls, driver, database: Optional[str] = None) -> "Neo4jGraphStore":
@@ -134,21 +133,10 @@ class Neo4jGraphStore:
             return s.execute_write(lambda tx: [r.data() for r in tx.run(query, **params)])
 
     # -- the per-question cache --------------------------------------------------------------
-    @contextlib.contextmanager
     def snapshot(self):
         """Context manager for one question: papers and chunks read inside it are kept until
-        the outermost one exits (the server answers live; a load may commit meanwhile)."""
-        with self._cache_lock:
-            self._depth += 1
-            if self._depth == 1:
-                self._papers, self._chunks = {}, {}
-        try:
-            yield self
-        finally:
-            with self._cache_lock:
-                self._depth -= 1
-                if self._depth == 0:
-                    self._papers = self._chunks = None
+        the outermost one exits (:mod:`graph.question_cache`)."""
+        return self._cache.scope()
 
     # -- writing ---------------------------------------------------------------------------
     def ensure_schema(self) -> None:
@@ -156,6 +144,15 @@ class Neo4jGraphStore:
         with self.driver.session(database=self.database) as s:
             for q in statements("schema"):
                 s.run(q).consume()
+
+    def corpus_prefix(self) -> Optional[str]:
+        """The OpenSearch index prefix recorded with this database's corpus (None: none)."""
+        rows = self._read("corpus_marker")
+        return rows[0]["index_prefix"] if rows else None
+
+    def set_corpus_prefix(self, prefix: str) -> None:
+        """Record the OpenSearch index prefix of this database's corpus."""
+        self.run_write(statement("set_corpus_marker"), {"index_prefix": prefix})
 
     def stored_hashes(self) -> dict[str, tuple[Optional[str], Optional[str]]]:
         """``{paper_id: (content hash, SIMILAR_TO list hash)}``; a None content hash marks a

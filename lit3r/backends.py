@@ -61,8 +61,11 @@ def open_stores(settings: Settings):
     from graph.neo4j_store import Neo4jGraphStore
     from graph.search.opensearch import OpenSearchIndex
 
+    from lit3r.servers import check_pairing
+
     graph = Neo4jGraphStore.open(neo4j_driver(settings), settings.neo4j.database)
     try:
+        check_pairing(graph, settings.opensearch.index_prefix)
         index = OpenSearchIndex.open(opensearch_client(settings), settings.opensearch.index_prefix,
                                      candidates=settings.opensearch.knn_candidates)
     except BaseException:

@@ -109,7 +109,8 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
         click.echo(f"index in {settings.index_dir}: {how}")
         if built.servers:
             sv = built.servers
-            click.echo(f"servers: {sv['papers']} paper(s), {sv['written']} written, {sv['deleted']} deleted "
+            click.echo(f"servers ({settings.neo4j.uri}, {settings.opensearch.url} {settings.opensearch.index_prefix}-*): "
+                       f"{sv['papers']} paper(s), {sv['written']} written, {sv['deleted']} deleted "
                        f"(Neo4j {sv['neo4j']['nodes_per_s']:.0f} nodes/s, OpenSearch "
                        f"{sv['opensearch']['docs_per_s']:.0f} docs/s); {sv['seconds']:.1f} s")
     if metadata_only and report.parsed + report.unchanged == 0:
@@ -123,6 +124,7 @@ def _build(settings, quiet: bool, rebuild: bool = False):
     import sqlite3
 
     from lit3r.build import BuildLocked, build_stores
+    from lit3r.servers import ServersMismatch
     from graph.search.embedded import IndexDamaged
     from lit3r.models import ModelError
 
@@ -131,11 +133,11 @@ def _build(settings, quiet: bool, rebuild: bool = False):
                    "default encoder about 1-2 minutes per 1,000 chunks on 2 CPU cores)...", err=True)
     try:
         return build_stores(settings, progress=sys.stderr.isatty() and not quiet, force=rebuild)
-    except (ModelError, CorpusOrderError, BuildLocked, IndexDamaged) as exc:
+    except (ModelError, CorpusOrderError, BuildLocked, IndexDamaged, ServersMismatch) as exc:
         raise click.ClickException(str(exc)) from None
     except _server_errors() as exc:
-        raise click.ClickException(_server_message(settings, exc) + "; the local index is built: run the same "
-                                   "command again to finish the load") from None
+        raise click.ClickException(_server_message(settings, exc) + "; the local index is built, and the next "
+                                   "`lit3r ingest` finishes the server load") from None
     except (sqlite3.DatabaseError, OSError) as exc:
         raise click.ClickException(f"the index in {settings.index_dir} could not be updated ({_clean(exc)}): run "
                                    f"`lit3r ingest PDF_DIR --rebuild` to rebuild it") from None
@@ -245,6 +247,12 @@ def _engine_errors(settings):
         raise click.ClickException(_server_message(settings, exc)) from None
 
 
+def _masked(config: dict) -> dict:
+    """The configuration with secrets (passwords, API keys) shown as "***"."""
+    return {k: _masked(v) if isinstance(v, dict) else ("***" if v and k in ("password", "api_key") else v)
+            for k, v in config.items()}
+
+
 def _server_errors() -> tuple[type[BaseException], ...]:
     """The errors of the Neo4j driver and the OpenSearch client (connection, auth, query)."""
     from neo4j.exceptions import DriverError, Neo4jError
@@ -254,15 +262,26 @@ def _server_errors() -> tuple[type[BaseException], ...]:
 
 
 def _server_message(settings, exc: BaseException) -> str:
-    """One line naming the server that failed and what to check."""
-    from opensearchpy.exceptions import OpenSearchException
+    """One line naming the server that failed, why, and what to check."""
+    from neo4j.exceptions import AuthError, ServiceUnavailable
+    from opensearchpy.exceptions import AuthenticationException, AuthorizationException, OpenSearchException
+    from opensearchpy.exceptions import ConnectionError as OSConnectionError
 
     if isinstance(exc, OpenSearchException):
         where, setting = f"OpenSearch at {settings.opensearch.url}", "opensearch.url / LIT3R_OPENSEARCH__URL"
+        prefix = "opensearch.user / password"
+        unreachable, denied = isinstance(exc, OSConnectionError), isinstance(exc, (AuthenticationException,
+                                                                                   AuthorizationException))
     else:
         where, setting = f"Neo4j at {settings.neo4j.uri}", "neo4j.uri / LIT3R_NEO4J__URI"
-    return (f"{where} failed ({type(exc).__name__}: {_clean(exc)}): check that it runs and that {setting} and "
-            f"the credentials are right (`lit3r doctor` checks both servers)")
+        prefix = "neo4j.user / password"
+        unreachable, denied = isinstance(exc, ServiceUnavailable), isinstance(exc, AuthError)
+    why = f"{type(exc).__name__}: {_clean(exc, 200)}"
+    if unreachable:
+        return f"{where} cannot be reached ({why}): check that it runs and that {setting} is right"
+    if denied:
+        return f"{where} refused the credentials ({why}): check {prefix}"
+    return f"{where} refused a request ({why}): see the reason; `lit3r doctor` checks both servers"
 
 
 def _clean(exc: BaseException, limit: int = 120) -> str:
@@ -495,9 +514,9 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
     settings = _settings(ctx)
     checks = run_checks(settings)
     if as_json:
-        click.echo(json.dumps({"config": settings.model_dump(mode="json"), "checks": checks}, indent=2))
+        click.echo(json.dumps({"config": _masked(settings.model_dump(mode="json")), "checks": checks}, indent=2))
     else:
-        click.echo(f"# effective configuration\n{_toml(settings.model_dump(mode='json'))}\n# checks")
+        click.echo(f"# effective configuration\n{_toml(_masked(settings.model_dump(mode='json')))}\n# checks")
         for c in checks:
             click.echo(f"[{'ok' if c['ok'] else 'FAIL'}] {c['name']}: {c['detail']}")
     if not all(c["ok"] for c in checks):

@@ -144,7 +144,7 @@ class OpenSearchSettings(BaseModel):
     password: Optional[str] = None
     verify_certs: bool = True
     ca_certs: Optional[str] = None
-    index_prefix: str = "lit3r"
+    index_prefix: str = Field(default="lit3r", pattern=r"^[a-z0-9][a-z0-9._-]{0,100}$")
     shards: int = Field(default=1, ge=1)
     replicas: int = Field(default=0, ge=0)
     knn_candidates: int = Field(default=400, ge=1)

@@ -79,6 +79,36 @@ def run_checks(settings: Settings) -> list[dict[str, Any]]:
                                f"loaded (a load was interrupted): run `lit3r ingest PDF_DIR` again to finish it")
         return f"{agent} at {n.uri}: {count['n']} papers, constraints present, {len(names())} named statements"
 
+    def pairing() -> str:
+        from lit3r.backends import neo4j_store, opensearch_index
+        from lit3r.servers import check_pairing
+
+        o = settings.opensearch
+        store, index = neo4j_store(settings), opensearch_index(settings)
+        try:
+            check_pairing(store, o.index_prefix)
+            papers = store.run_read("MATCH (p:Paper) WHERE p.hash IS NOT NULL RETURN count(p) AS n", {})[0]["n"]
+            docs = index.count()["papers"]
+            layout = index.layout()
+        finally:
+            store.close()
+            index.close()
+        if docs != papers:
+            raise RuntimeError(f"Neo4j holds {papers} loaded papers, OpenSearch {o.index_prefix}-papers {docs}: run "
+                               f"`lit3r ingest PDF_DIR` to make them agree")
+        for name, lay in layout.items():
+            if lay["shards"] != o.shards:
+                raise RuntimeError(f"{name} has {lay['shards']} primary shard(s), the settings say {o.shards}: shards "
+                                   f"are fixed when an index is created: delete {o.index_prefix}-chunks and -papers "
+                                   f"and run `lit3r ingest PDF_DIR` to recreate them")
+            if lay["health"] != "green":
+                raise RuntimeError(f"{name} is {lay['health']}: {lay['replicas']} replica(s) per shard need more "
+                                   f"nodes than the cluster has: lower opensearch.replicas (0 on one node) and "
+                                   f"run `lit3r ingest PDF_DIR`, or add nodes")
+        lay = next(iter(layout.values()))
+        return (f"{papers} papers in both servers; {o.index_prefix}-* with {lay['shards']} shard(s), "
+                f"{lay['replicas']} replica(s), green")
+
     def opensearch() -> str:
         from lit3r.backends import opensearch_index
 
@@ -100,7 +130,8 @@ def run_checks(settings: Settings) -> list[dict[str, Any]]:
                 f"({meta.get('dim')}-d {meta.get('chunk_encoder')})")
 
     local = [_check("corpus", corpus), _check("index", index)] if settings.backend == "embedded" else []
-    servers = [_check("neo4j", neo4j), _check("opensearch", opensearch)] if settings.backend != "embedded" else []
+    servers = [_check("neo4j", neo4j), _check("opensearch", opensearch), _check("servers agree", pairing)] \
+        if settings.backend != "embedded" else []
     return [_check("packages", packages), *local,
             _check("chunk encoder", encoder), _check("reranker", reranker), *servers,
             {"name": "backend", "ok": True, "detail": settings.backend},

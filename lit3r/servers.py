@@ -36,6 +36,28 @@ def _server_hash(graph_hash: str, chunk_hash: str, dim: int) -> str:
     return hashlib.sha256(f"{graph_hash}\0{chunk_hash}\0{dim}".encode()).hexdigest()
 
 
+class ServersMismatch(ValueError):
+    """The Neo4j database holds the corpus of other OpenSearch indices."""
+
+
+#: How to point a Neo4j corpus at other indices (in messages and the README).
+MOVE_HINT = "`lit3r cypher --write \"MATCH (m:Lit3rCorpus) DELETE m\"` then `lit3r ingest PDF_DIR`"
+
+
+def check_pairing(graph, prefix: str, loading: bool = False) -> None:
+    """Raise :class:`ServersMismatch` when the Neo4j database's corpus was loaded with another
+    OpenSearch index prefix (one Neo4j database holds one corpus; its hashes say what the
+    indices of that prefix hold)."""
+    recorded = graph.corpus_prefix()
+    if recorded is None or recorded == prefix:
+        return
+    what = "loading it into" if loading else "reading it with"
+    raise ServersMismatch(
+        f"the Neo4j database holds the corpus indexed in OpenSearch as {recorded}-*, and {what} {prefix}-* would "
+        f"mix two corpora: set opensearch.index_prefix = \"{recorded}\", use another Neo4j database "
+        f"(neo4j.database), or move this corpus to {prefix}-* with {MOVE_HINT}")
+
+
 def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optional[int] = None,
                  on_batch=None) -> dict:
     """Make Neo4j and OpenSearch hold the corpus built in ``settings.index_dir`` (module
@@ -62,12 +84,14 @@ def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optio
             ghash, chash = local_g.content_hashes(), local_s.chunk_hashes()
             want = {p: _server_hash(ghash[p], chash.get(p, ""), local_s.dim) for p in sorted(ghash)}
             graph.ensure_schema()
+            check_pairing(graph, o.index_prefix, loading=True)
             encoder = settings.models.chunk_encoder
             meta = index.stored_meta()
             if meta is None or meta.get("dim") != local_s.dim or meta.get("chunk_encoder") != encoder:
                 graph.clear_hashes()  # new indices: every paper must be written, first marked unfinished
             index.ensure_indices(local_s.dim, r.bm25_k1, r.bm25_b, shards=o.shards, replicas=o.replicas,
                                  encoder=encoder, hnsw_m=o.hnsw_m, hnsw_ef_construction=o.hnsw_ef_construction)
+            graph.set_corpus_prefix(o.index_prefix)
             stored = graph.stored_hashes()
             gone = sorted(set(stored) - set(want))
             todo = [p for p in want if stored.get(p, (None, None))[0] != want[p]]

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import threading
 import time
 from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
+from graph.question_cache import QuestionCache
 from graph.search.protocol import Hit
 from graph.search.tokenize import tokenize
 
@@ -115,9 +115,9 @@ class OpenSearchIndex:
         self.encoder = encoder
         self.chunk_index, self.paper_index = f"{prefix}-chunks", f"{prefix}-papers"
         self.sharded = False  # several primary shards: BM25 asks for corpus-wide term statistics (DFS)
-        self._lock = threading.Lock()
-        self._depth = 0
-        self._vectors: Optional[dict[str, np.ndarray]] = None
+        self._cache = QuestionCache("vectors")
+
+    _vectors = property(lambda self: self._cache.get("vectors"))
 
     @classmethod
     def open(cls, client, prefix: str, candidates: int = 400) -> "OpenSearchIndex":
@@ -146,21 +146,10 @@ class OpenSearchIndex:
         body = next(iter(m.values()))["mappings"]
         return (body.get("_meta") or {}).get("lit3r") or {}
 
-    @contextlib.contextmanager
     def snapshot(self):
         """Context manager for one question: vectors read inside it are kept until the
-        outermost one exits (the server answers live; a load may commit meanwhile)."""
-        with self._lock:
-            self._depth += 1
-            if self._depth == 1:
-                self._vectors = {}
-        try:
-            yield self
-        finally:
-            with self._lock:
-                self._depth -= 1
-                if self._depth == 0:
-                    self._vectors = None
+        outermost one exits (:mod:`graph.question_cache`)."""
+        return self._cache.scope()
 
     def close(self) -> None:
         self.client.close()
@@ -173,6 +162,11 @@ class OpenSearchIndex:
         meta = self.stored_meta()
         if meta is not None and meta.get("dim") == dim and meta.get("chunk_encoder") == encoder:
             self.dim, self.encoder = dim, encoder
+            both = f"{self.chunk_index},{self.paper_index}"
+            have = self.client.indices.get_settings(index=both, params={"filter_path": "*.settings.index.number_of_replicas"})
+            if any(int(v["settings"]["index"]["number_of_replicas"]) != replicas for v in have.values()):
+                # replicas change live; primary shards are fixed when an index is created
+                self.client.indices.put_settings(index=both, body={"index": {"number_of_replicas": replicas}})
             return False
         for name in (self.chunk_index, self.paper_index):
             if self.client.indices.exists(index=name):
@@ -274,6 +268,15 @@ class OpenSearchIndex:
             after = agg.get("after_key")
             if not agg["buckets"] or not after:
                 return out
+
+    def layout(self) -> dict[str, dict]:
+        """``{index: {"shards", "replicas", "health"}}`` of both indices (for `lit3r doctor`)."""
+        both = f"{self.chunk_index},{self.paper_index}"
+        conf = self.client.indices.get_settings(index=both)
+        health = self.client.cluster.health(index=both, params={"level": "indices"})["indices"]
+        return {name: {"shards": int(v["settings"]["index"]["number_of_shards"]),
+                       "replicas": int(v["settings"]["index"]["number_of_replicas"]),
+                       "health": health.get(name, {}).get("status", "unknown")} for name, v in conf.items()}
 
     def count(self) -> dict[str, int]:
         """Documents per index (for `lit3r doctor`)."""

@@ -78,3 +78,15 @@ def subset_records(subset_home):
     neighbours = [n for p in papers for n in graph.neighbours_of(p.paper_id)]
     vectors = EmbeddedSearchIndex.open(subset_home / "index").vectors_of([c.chunk_id for c in chunks])
     return papers, chunks, refs, neighbours, vectors
+
+
+def move_corpus(neo) -> None:
+    """Let the Neo4j corpus be loaded with another OpenSearch index prefix next (what
+    ``lit3r.servers.MOVE_HINT`` tells users to run)."""
+    from graph.neo4j_store import Neo4jGraphStore, connect
+
+    store = Neo4jGraphStore(connect(neo.uri))
+    try:
+        store.run_write("MATCH (m:Lit3rCorpus) DELETE m", {})
+    finally:
+        store.close()

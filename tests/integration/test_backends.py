@@ -21,7 +21,7 @@ from lit3r.config import load_settings
 from lit3r.engine import Engine
 from lit3r.fusion import recall_at
 from tests.conftest import CORPUS
-from tests.integration.conftest import server_settings
+from tests.integration.conftest import move_corpus, server_settings
 
 
 @pytest.fixture(scope="module")
@@ -194,8 +194,13 @@ def test_a_load_killed_with_sigkill_finishes_on_the_next_run(both, servers, tmp_
     from tests.conftest import ROOT
 
     _, srv = both
+    q = _questions()[0]
+    before = Engine(srv).ask(q["question"], query_id=q["query_id"])
     settings = srv.model_copy(update={"opensearch": srv.opensearch.model_copy(update={"index_prefix": "lit3r-kill"})})
     neo, osr = servers
+    with pytest.raises(ValueError, match="mix two corpora"):  # one Neo4j database holds one corpus
+        sync_servers(settings)
+    move_corpus(neo)
     env = {**os.environ, "LIT3R_BACKEND": "neo4j+opensearch", "LIT3R_NEO4J__URI": neo.uri, "LIT3R_NEO4J__USER": "",
            "LIT3R_OPENSEARCH__URL": osr.url, "LIT3R_OPENSEARCH__INDEX_PREFIX": "lit3r-kill"}
     child = subprocess.Popen([sys.executable, "-c", KILLED_LOAD, str(srv.home)], cwd=ROOT, env=env,
@@ -216,10 +221,10 @@ def test_a_load_killed_with_sigkill_finishes_on_the_next_run(both, servers, tmp_
     assert got["cites"] == want["cites"] and got["similar"] == want["similar"]
     assert got["works"] == got["work_ids"]
     assert got["docs"] == {"chunks": want["chunks"], "papers": want["papers"]}
-    q = _questions()[0]
     a = Engine(settings).ask(q["question"], query_id=q["query_id"])
-    b = Engine(srv).ask(q["question"], query_id=q["query_id"])
-    assert a.submission() == b.submission() and a.candidates == b.candidates
+    assert a.submission() == before.submission() and a.candidates == before.candidates
+    with pytest.raises(ValueError, match="lit3r-kill"):  # the old indices no longer pair with the graph
+        Engine(srv)
 
 
 def _drop_paper(home, paper_id):
@@ -230,9 +235,10 @@ def _drop_paper(home, paper_id):
         path.write_text("".join(lines), encoding="utf-8")
 
 
-def test_pruned_and_restored_papers_follow_on_the_servers(both, tmp_path):
+def test_pruned_and_restored_papers_follow_on_the_servers(both, servers, tmp_path):
     """The corpus loses a paper, then gets it back: each ingest writes only that difference."""
     _, srv = both
+    move_corpus(servers[0])
     home = tmp_path / "home"
     shutil.copytree(srv.home, home)
     settings = srv.model_copy(update={"home": home,

@@ -14,19 +14,28 @@ from lit3r.build import build_stores
 from lit3r.config import load_settings
 from lit3r.engine import Engine
 from tests.conftest import CORPUS
-from tests.servers import opensearch_server
+from tests.integration.conftest import move_corpus
+from tests.servers import neo4j_server, opensearch_server
 
 MODELS = {"chunk_encoder": "hashing:384", "paper_encoder": "hashing:384"}
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
+    """A 2-node OpenSearch cluster and its own Neo4j (one Neo4j database holds one corpus)."""
     opensearch_server.build()
+    work = tmp_path_factory.mktemp("cluster")
     try:
-        server = opensearch_server.start(tmp_path_factory.mktemp("cluster"), nodes=2)
+        server = opensearch_server.start(work / "opensearch", nodes=2)
     except Exception as exc:
         pytest.fail(f"the 2-node OpenSearch cluster could not start: {exc}")
-    yield server
+    try:
+        neo = neo4j_server.start(work / "neo4j")
+    except Exception as exc:
+        server.stop()
+        pytest.fail(f"Neo4j could not start: {exc}")
+    yield server, neo
+    neo.stop()
     server.stop()
 
 
@@ -47,11 +56,13 @@ def _settings(home, neo, urls, prefix, **index):
 
 def test_a_two_node_cluster_gives_the_single_node_candidates(corpus_home, servers, cluster):
     neo, single = servers
+    cluster, neo2 = cluster
+    move_corpus(neo)
     # HNSW is approximate per shard; with candidates near the shard size k-NN is close to exact
     # on both layouts, so what is compared is the sharding (BM25 statistics, merging), not HNSW
     knn = {"hnsw_ef_construction": 200, "knn_candidates": 3000}
     one = _settings(corpus_home, neo, [single.url], "one", **knn)
-    two = _settings(corpus_home, neo, cluster.urls, "two", shards=2, replicas=1, **knn)
+    two = _settings(corpus_home, neo2, cluster.urls, "two", shards=2, replicas=1, **knn)
     assert build_stores(one).servers["written"] == 60
     assert build_stores(two).servers["written"] == 60  # new indices: every paper again
     client = Engine(two).index.client
@@ -77,7 +88,7 @@ def test_a_two_node_cluster_gives_the_single_node_candidates(corpus_home, server
     assert same == len(questions), diffs
     # every node serves the corpus
     for url in cluster.urls:
-        node = _settings(corpus_home, neo, [url], "two")
+        node = _settings(corpus_home, neo2, [url], "two")
         assert Engine(node).index.count() == e1.index.count()
 
 
