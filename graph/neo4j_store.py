@@ -122,15 +122,28 @@ class Neo4jGraphStore:
         if batch:
             self._write(name, batch)
 
-    def run_read(self, query: str, params: dict[str, Any]) -> list[dict]:
-        """Run a Cypher query in a READ transaction (also ``lit3r cypher``)."""
-        with self.driver.session(database=self.database, default_access_mode="READ") as s:
-            return s.execute_read(lambda tx: [r.data() for r in tx.run(query, **params)])
+    @staticmethod
+    def _rows(result, limit: Optional[int]) -> list[dict]:
+        # records stream in: stop reading at the limit; consume() runs the statement to its end
+        # on the server without sending the rest
+        out = []
+        for r in result:
+            out.append(r.data())
+            if limit is not None and len(out) >= limit:
+                break
+        result.consume()
+        return out
 
-    def run_write(self, query: str, params: dict[str, Any]) -> list[dict]:
-        """Run a user's Cypher in a write transaction (``lit3r cypher --write``)."""
+    def run_read(self, query: str, params: dict[str, Any], limit: Optional[int] = None) -> list[dict]:
+        """Run a Cypher query in a READ transaction (also ``lit3r cypher``); at most ``limit`` rows."""
+        with self.driver.session(database=self.database, default_access_mode="READ") as s:
+            return s.execute_read(lambda tx: self._rows(tx.run(query, **params), limit))
+
+    def run_write(self, query: str, params: dict[str, Any], limit: Optional[int] = None) -> list[dict]:
+        """Run a user's Cypher in a write transaction (``lit3r cypher --write``); at most ``limit`` rows
+        are returned (the whole statement runs)."""
         with self.driver.session(database=self.database) as s:
-            return s.execute_write(lambda tx: [r.data() for r in tx.run(query, **params)])
+            return s.execute_write(lambda tx: self._rows(tx.run(query, **params), limit))
 
     # -- the per-question cache --------------------------------------------------------------
     def snapshot(self):

@@ -440,8 +440,11 @@ def _read_jsonl(path: Path) -> list[dict]:
                    "anything else (paper ids such as 2007.14062 too) stays a string.")
 @click.option("--write", is_flag=True, help="Allow writes (default: a read transaction).")
 @click.option("--json", "as_json", is_flag=True, help="Print rows as JSON.")
+@click.option("--limit", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Print at most this many rows (the rest are not read from the server).")
 @click.pass_context
-def cypher(ctx: click.Context, query_or_file: str, params: tuple[str, ...], write: bool, as_json: bool) -> None:
+def cypher(ctx: click.Context, query_or_file: str, params: tuple[str, ...], write: bool, as_json: bool,
+           limit: int) -> None:
     """Run Cypher on the Neo4j store: a query, a .cypher file, or the name of a statement in the
     cypher/ folder (e.g. explore_neighbourhood --param paper_id=2007.14062)."""
     from graph.cypher import names, statement
@@ -464,17 +467,21 @@ def cypher(ctx: click.Context, query_or_file: str, params: tuple[str, ...], writ
     n = settings.neo4j
     store = neo4j_store(settings)
     try:
-        rows = store.run_write(query, values) if write else store.run_read(query, values)
+        rows = store.run_write(query, values, limit + 1) if write else store.run_read(query, values, limit + 1)
     except Exception as exc:  # driver errors: connection, syntax, write in a read transaction
         msg = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
         hint = " (writes need --write)" if "write" in msg.lower() and not write else ""
         raise click.ClickException(f"Cypher failed on {n.uri}: {msg}{hint}") from None
     finally:
         store.close()
+    more = len(rows) > limit
+    rows = rows[:limit]
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
-        return
-    _print_table(rows)
+    else:
+        _print_table(rows)
+    if more:
+        click.echo(f"(more than {limit} rows: only the first {limit} are shown; pass --limit N for more)", err=True)
 
 
 def _param_value(raw: str):

@@ -109,6 +109,9 @@ def test_cypher_command_explores_and_refuses_writes(both):
     assert res.exit_code == 0 and json.loads(res.output)[0]["hops"] >= 1, res.output
     res = runner.invoke(main, ["cypher", "CREATE (:Paper {paper_id: 'x'})"])
     assert res.exit_code == 1 and "--write" in res.output
+    res = runner.invoke(main, ["cypher", "UNWIND range(1, 100000) AS x RETURN x", "--limit", "10", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout) == [{"x": i} for i in range(1, 11)], res.output
+    assert "more than 10 rows" in res.stderr
 
 
 def test_doctor_checks_the_servers(both):
