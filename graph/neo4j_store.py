@@ -33,6 +33,8 @@ def connect(uri: str, user: Optional[str] = None, password: Optional[str] = None
     import neo4j
 
     config.setdefault("notifications_min_severity", "OFF")  # e.g. "property key does not exist" on a new database
+    config.setdefault("connection_timeout", 10.0)  # seconds: an unreachable server fails fast
+    config.setdefault("max_transaction_retry_time", 15.0)
     return neo4j.GraphDatabase.driver(uri, auth=(user, password) if user else None, **config)
 
 
@@ -171,6 +173,11 @@ class Neo4jGraphStore:
         """``{paper_id: (content hash, SIMILAR_TO list hash)}``; a None content hash marks a
         paper whose last write did not finish."""
         return {r["paper_id"]: (r["hash"], r["neighbours_hash"]) for r in self._read("stored_hashes")}
+
+    def chunks_per_paper(self) -> dict[str, int]:
+        """``{paper_id: chunk nodes}`` (papers without chunks left out)."""
+        return {r["paper_id"]: r["n"] for r in self.run_read(
+            "MATCH (p:Paper)-[:HAS_CHUNK]->(c:Chunk) RETURN p.paper_id AS paper_id, count(c) AS n", {})}
 
     def write_papers(self, papers: Sequence[dict], chunks: Sequence[dict], refs: Sequence[dict]) -> int:
         """Write papers with their chunks, authors and citations (JSON-ready record dicts),

@@ -28,6 +28,10 @@ from lit3r.config import load_settings
 @click.pass_context
 def main(ctx: click.Context, home: Optional[Path]) -> None:
     """Lit3R: question answering over research papers, with evidence traces."""
+    import logging
+
+    for name in ("neo4j", "opensearch"):  # the drivers' retry chatter; failures come out as one line
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     ctx.obj = {"home": home}
 
 
@@ -245,6 +249,12 @@ def _engine_errors(settings):
                                    f"`lit3r ingest PDF_DIR --rebuild` to rebuild it") from None
     except _server_errors() as exc:
         raise click.ClickException(_server_message(settings, exc)) from None
+    except KeyError as exc:
+        if settings.backend == "embedded":
+            raise
+        raise click.ClickException(f"the servers disagree: {exc} is in one of Neo4j and OpenSearch, not in the other "
+                                   f"(a load changed or was edited by hand): run `lit3r ingest PDF_DIR` to repair "
+                                   f"the load") from None
 
 
 def _masked(config: dict) -> dict:

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import contextvars
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal, Optional
 
 import platformdirs
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 #: Model spec of the packaged encoder: "package:<module>" loads the path the package reports.
@@ -129,6 +130,13 @@ class Neo4jSettings(BaseModel):
     password: Optional[str] = "lit3r-password"
     database: Optional[str] = None
 
+    @field_validator("uri")
+    @classmethod
+    def _uri(cls, v: str) -> str:
+        if not re.match(r"^(bolt|neo4j)(\+s|\+ssc)?://[^/\s]+", v):
+            raise ValueError("must be a Bolt address such as bolt://localhost:7687 (or neo4j://, neo4j+s:// for TLS)")
+        return v
+
 
 class OpenSearchSettings(BaseModel):
     """OpenSearch connection (backend "neo4j+opensearch"); indices are ``<index_prefix>-chunks``
@@ -144,12 +152,28 @@ class OpenSearchSettings(BaseModel):
     password: Optional[str] = None
     verify_certs: bool = True
     ca_certs: Optional[str] = None
-    index_prefix: str = Field(default="lit3r", pattern=r"^[a-z0-9][a-z0-9._-]{0,100}$")
+    index_prefix: str = "lit3r"
     shards: int = Field(default=1, ge=1)
     replicas: int = Field(default=0, ge=0)
-    knn_candidates: int = Field(default=400, ge=1)
+    knn_candidates: int = Field(default=400, ge=1, le=10000)
     hnsw_m: int = Field(default=16, ge=2)
     hnsw_ef_construction: int = Field(default=64, ge=2)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        urls = [u.strip() for u in v.split(",")]
+        if not urls or not all(re.match(r"^https?://[^\s/]+", u) for u in urls):
+            raise ValueError("must be one node URL such as http://localhost:9200, or several separated by commas")
+        return v
+
+    @field_validator("index_prefix")
+    @classmethod
+    def _prefix(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,100}", v):
+            raise ValueError("must be lower case letters, digits, '.', '_' or '-' (an OpenSearch index name), "
+                             "starting with a letter or digit, e.g. lit3r")
+        return v
 
     @property
     def urls(self) -> list[str]:

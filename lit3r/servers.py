@@ -94,8 +94,15 @@ def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optio
             graph.set_corpus_prefix(o.index_prefix)
             stored = graph.stored_hashes()
             gone = sorted(set(stored) - set(want))
-            todo = [p for p in want if stored.get(p, (None, None))[0] != want[p]]
             sizes = dict(db.execute("SELECT paper_id, COUNT(*) FROM chunks GROUP BY paper_id"))
+            # the hashes say what was written; the counts say what is there (documents deleted
+            # or nodes edited by hand since): a paper whose counts differ is written again
+            index.client.indices.refresh(index=f"{index.chunk_index},{index.paper_index}", request_timeout=600)
+            in_graph, in_index = graph.chunks_per_paper(), index.documents_per_paper()
+            in_papers = index.documents_per_paper(index.paper_index)
+            todo = [p for p in want if stored.get(p, (None, None))[0] != want[p]
+                    or in_graph.get(p, 0) != sizes.get(p, 0) or in_index.get(p, 0) != sizes.get(p, 0)
+                    or in_papers.get(p, 0) != 1]
             with index.bulk_mode():
                 index.delete_papers(todo + gone)
                 graph.delete_papers(gone)

@@ -86,7 +86,7 @@ class _Serializer:
 
 
 def make_client(url: str | Sequence[str], user: Optional[str] = None, password: Optional[str] = None,
-                verify_certs: bool = True, ca_certs: Optional[str] = None, timeout: float = 60.0):
+                verify_certs: bool = True, ca_certs: Optional[str] = None, timeout: float = 30.0):
     """An ``opensearchpy.OpenSearch`` client for one URL or several cluster nodes, with retries
     on timeouts and connection errors (TLS: ``https://`` URLs, ``ca_certs`` a CA bundle path)."""
     from opensearchpy import OpenSearch
@@ -94,7 +94,7 @@ def make_client(url: str | Sequence[str], user: Optional[str] = None, password: 
     hosts = [url] if isinstance(url, str) else list(url)
     auth = (user, password) if user else None
     return OpenSearch(hosts=hosts, http_auth=auth, verify_certs=verify_certs, ca_certs=ca_certs, ssl_show_warn=False,
-                      retry_on_timeout=True, max_retries=3, timeout=timeout, serializer=_Serializer(),
+                      retry_on_timeout=True, max_retries=1, timeout=timeout, serializer=_Serializer(),
                       http_compress=False, pool_maxsize=8)
 
 
@@ -188,7 +188,7 @@ class OpenSearchIndex:
             yield self
         finally:
             self.client.indices.put_settings(index=both, body={"index": {"refresh_interval": None}})
-            self.client.indices.refresh(index=both)
+            self.client.indices.refresh(index=both, request_timeout=600)
 
     def delete_papers(self, paper_ids: Sequence[str], batch: int = 1000) -> int:
         """Delete every chunk and paper document of ``paper_ids`` (documents written but not yet
@@ -197,7 +197,7 @@ class OpenSearchIndex:
         if not ids:
             return 0
         both = f"{self.chunk_index},{self.paper_index}"
-        self.client.indices.refresh(index=both)
+        self.client.indices.refresh(index=both, request_timeout=600)
         n = 0
         for i in range(0, len(ids), batch):
             res = self.client.delete_by_query(index=both, body={"query": {"terms": {"paper_id": ids[i : i + batch]}}},
@@ -255,16 +255,21 @@ class OpenSearchIndex:
 
     def stored_paper_ids(self) -> set[str]:
         """Every paper id with a document in the paper or chunk index (a terms aggregation)."""
-        out: set[str] = set()
+        return set(self.documents_per_paper(f"{self.chunk_index},{self.paper_index}"))
+
+    def documents_per_paper(self, index: Optional[str] = None) -> dict[str, int]:
+        """``{paper_id: documents}`` in ``index`` (default: the chunk index), by a composite
+        terms aggregation in pages."""
+        out: dict[str, int] = {}
         after = None
         while True:
-            comp: dict[str, Any] = {"size": 5000, "sources": [{"p": {"terms": {"field": "paper_id"}}}]}
+            comp: dict[str, Any] = {"size": 10000, "sources": [{"p": {"terms": {"field": "paper_id"}}}]}
             if after:
                 comp["after"] = after
-            res = self.client.search(index=f"{self.chunk_index},{self.paper_index}",
-                                     body={"size": 0, "aggs": {"ids": {"composite": comp}}})
+            res = self.client.search(index=index or self.chunk_index, body={"size": 0, "aggs": {"ids": {"composite": comp}}},
+                                     params={"request_timeout": 300})
             agg = res["aggregations"]["ids"]
-            out.update(b["key"]["p"] for b in agg["buckets"])
+            out.update((b["key"]["p"], b["doc_count"]) for b in agg["buckets"])
             after = agg.get("after_key")
             if not agg["buckets"] or not after:
                 return out
