@@ -68,6 +68,7 @@ def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optio
     from tqdm import tqdm
 
     from graph.embedded import EmbeddedGraphStore
+    from graph.neo4j_store import neighbours_hash
     from graph.search.embedded import DB_NAME, EmbeddedSearchIndex
     from graph.sqlite import Database
     from lit3r.backends import neo4j_store, opensearch_index
@@ -143,8 +144,6 @@ def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optio
                 flush()
                 bar.close()
             lists = local_g.neighbour_lists()
-            from graph.neo4j_store import neighbours_hash
-
             written = set(todo)
             relink = {p: ns for p, ns in lists.items()
                       if p in written or stored.get(p, (None, None))[1] != neighbours_hash(ns)}
