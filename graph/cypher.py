@@ -10,14 +10,16 @@ import functools
 import re
 from importlib import resources
 
+from graph.errors import UnknownIdError
+
 
 @functools.lru_cache(maxsize=None)
 def statement(name: str) -> str:
-    """The text of ``cypher/<name>.cypher`` without ``//`` comment lines. Raises KeyError for an
+    """The text of ``cypher/<name>.cypher`` without ``//`` comment lines. Raises UnknownIdError for an
     unknown name."""
     path = resources.files("cypher") / f"{name}.cypher"
     if not path.is_file():
-        raise KeyError(f"no Cypher statement named {name!r} in the cypher package")
+        raise UnknownIdError("Cypher statement", name, f"the statements are {', '.join(names())}")
     lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if not ln.lstrip().startswith("//")]
     return "\n".join(lines).strip()
 

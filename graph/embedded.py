@@ -24,6 +24,7 @@ import sqlite3
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
+from graph.errors import NotBuiltError, UnknownIdError
 from graph.records import Chunk, Neighbour, Paper, Reference, Source
 from graph.sqlite import Database, batched_in
 
@@ -154,7 +155,7 @@ class GraphWriter:
 
 
 class EmbeddedGraphStore:
-    """GraphStore (see :mod:`graph.store`) over the SQLite file ``path``. Unknown ids raise KeyError.
+    """GraphStore (see :mod:`graph.store`) over the SQLite file ``path``. Unknown ids raise graph.errors.UnknownIdError (a KeyError).
 
     Raises FileNotFoundError from :meth:`open` when no store was built there.
     """
@@ -192,7 +193,7 @@ class EmbeddedGraphStore:
         the search index (one snapshot for both, see :meth:`snapshot`)."""
         path = Path(path)
         if not path.is_file():
-            raise FileNotFoundError(f"no graph store at {path}: run `lit3r ingest PDF_DIR` first")
+            raise NotBuiltError(f"no graph store at {path}: run `lit3r ingest PDF_DIR` first")
         return cls(path, db)
 
     def snapshot(self):
@@ -201,13 +202,13 @@ class EmbeddedGraphStore:
 
     def _known(self, paper_id: str) -> None:
         if self.db.execute("SELECT 1 FROM papers WHERE paper_id = ?", (paper_id,)).fetchone() is None:
-            raise KeyError(paper_id)
+            raise UnknownIdError("paper", paper_id)
 
     def paper(self, paper_id: str) -> Paper:
-        """One paper (KeyError when unknown)."""
+        """One paper (UnknownIdError when unknown)."""
         row = self.db.execute("SELECT record FROM papers WHERE paper_id = ?", (paper_id,)).fetchone()
         if row is None:
-            raise KeyError(paper_id)
+            raise UnknownIdError("paper", paper_id)
         return paper_from_json(row[0])
 
     def paper_ids(self) -> list[str]:
@@ -225,23 +226,23 @@ class EmbeddedGraphStore:
                                list(dict.fromkeys(chunk_ids))))
 
     def chunk(self, chunk_id: str) -> Chunk:
-        """One chunk (KeyError when unknown)."""
+        """One chunk (UnknownIdError when unknown)."""
         row = self.db.execute("SELECT record FROM chunks WHERE chunk_id = ?", (chunk_id,)).fetchone()
         if row is None:
-            raise KeyError(chunk_id)
+            raise UnknownIdError("chunk", chunk_id)
         return chunk_from_json(row[0])
 
     def chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        """The chunks of ``chunk_ids`` in that order (KeyError for any unknown id)."""
+        """The chunks of ``chunk_ids`` in that order (UnknownIdError for any unknown id)."""
         found = {r[0]: r[1] for r in batched_in(self.db, "SELECT chunk_id, record FROM chunks WHERE chunk_id IN ({in_})",
                                                  list(dict.fromkeys(chunk_ids)))}
         missing = [c for c in chunk_ids if c not in found]
         if missing:
-            raise KeyError(missing[0])
+            raise UnknownIdError("chunk", missing[0])
         return [chunk_from_json(found[c]) for c in chunk_ids]
 
     def chunks_of(self, paper_id: str) -> list[Chunk]:
-        """The chunks of a paper in ``seq`` order (KeyError for an unknown paper)."""
+        """The chunks of a paper in ``seq`` order (UnknownIdError for an unknown paper)."""
         rows = self.db.execute("SELECT record FROM chunks WHERE paper_id = ? ORDER BY seq", (paper_id,)).fetchall()
         if not rows:
             self._known(paper_id)
@@ -261,7 +262,7 @@ class EmbeddedGraphStore:
     def coupled_papers(self, paper_id: str, min_shared: int = 2, limit: int = 50) -> list[tuple[str, float, int]]:
         row = self.db.execute("SELECT n_works FROM papers WHERE paper_id = ?", (paper_id,)).fetchone()
         if row is None:
-            raise KeyError(paper_id)
+            raise UnknownIdError("paper", paper_id)
         n_seed = row[0]
         rows = self.db.execute(
             "SELECT o.paper_id, COUNT(*) AS shared, p.n_works FROM cites s JOIN cites o ON o.work_id = s.work_id "
@@ -288,7 +289,7 @@ class EmbeddedGraphStore:
 
     def records(self, paper_ids: Sequence[str]) -> list[tuple[dict, list[dict], list[dict]]]:
         """``[(paper, chunks by seq, references by number)]`` as JSON-ready dicts, in the order of
-        ``paper_ids`` (batched reads; KeyError for an unknown paper)."""
+        ``paper_ids`` (batched reads; UnknownIdError for an unknown paper)."""
         ids = list(dict.fromkeys(paper_ids))
         papers = dict(batched_in(self.db, "SELECT paper_id, record FROM papers WHERE paper_id IN ({in_})", ids))
         chunks: dict[str, list] = {p: [] for p in ids}
@@ -299,7 +300,7 @@ class EmbeddedGraphStore:
             refs[pid].append((num, rec))
         missing = [p for p in paper_ids if p not in papers]
         if missing:
-            raise KeyError(missing[0])
+            raise UnknownIdError("paper", missing[0])
         return [(json.loads(papers[p]), [json.loads(r) for _, r in sorted(chunks[p])],
                  [json.loads(r) for _, r in sorted(refs[p], key=lambda t: t[0])]) for p in paper_ids]
 

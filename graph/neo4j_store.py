@@ -22,6 +22,7 @@ import time
 from typing import Any, Iterable, Optional, Sequence
 
 from graph.cypher import statement, statements
+from graph.errors import NotBuiltError, UnknownIdError
 from graph.question_cache import QuestionCache
 from graph.records import Chunk, Neighbour, Paper, Reference, Source
 
@@ -35,7 +36,7 @@ def connect(uri: str, user: Optional[str] = None, password: Optional[str] = None
     config.setdefault("notifications_min_severity", "OFF")  # e.g. "property key does not exist" on a new database
     config.setdefault("connection_timeout", 10.0)  # seconds: an unreachable server fails fast
     config.setdefault("max_transaction_retry_time", 15.0)
-    return neo4j.GraphDatabase.driver(uri, auth=(user, password) if user else None, **config)
+    return neo4j.GraphDatabase.driver(uri, auth=(user, password or "") if user else None, **config)
 
 
 def paper_rows(papers: Iterable[Paper | dict]) -> list[dict]:
@@ -68,7 +69,7 @@ class Neo4jGraphStore:
     """GraphStore over a Neo4j 5 database (see the module docstring).
 
     ``driver``: a ``neo4j.Driver`` (:func:`connect`); ``database``: None for the server default;
-    ``batch_size``: rows per write transaction. Unknown ids raise KeyError; connection errors
+    ``batch_size``: rows per write transaction. Unknown ids raise graph.errors.UnknownIdError (a KeyError); connection errors
     are the driver's (``ServiceUnavailable``, ``AuthError``).
     """
 
@@ -87,7 +88,7 @@ class Neo4jGraphStore:
         FileNotFoundError when it holds none."""
         store = cls(driver, database)
         if not store._read("corpus_present"):
-            raise FileNotFoundError("no Lit3R corpus in the Neo4j database: run `lit3r ingest PDF_DIR` "
+            raise NotBuiltError("no Lit3R corpus in the Neo4j database: run `lit3r ingest PDF_DIR` "
                                     "with the servers backend")
         return store
 
@@ -104,12 +105,12 @@ class Neo4jGraphStore:
     def _read(self, name: str, **params: Any) -> list[dict]:
         return self.run_read(statement(name), params)
 
-    def _write(self, name: str, rows: list[dict], key: str = "rows") -> None:
+    def _write(self, name: str, rows: Sequence[Any], key: str = "rows") -> None:
         query = statement(name)
         with self.driver.session(database=self.database) as s:
             for i in range(0, len(rows), self.batch_size):
                 batch = rows[i : i + self.batch_size]
-                s.execute_write(lambda tx: tx.run(query, **{key: batch}).consume())
+                s.execute_write(lambda tx, batch=batch: tx.run(query, **{key: batch}).consume())
 
     def _write_grouped(self, name: str, rows: list[dict], inner: str) -> None:
         """Like :meth:`_write` for rows that carry a list each: batches of about ``batch_size``
@@ -291,10 +292,10 @@ class Neo4jGraphStore:
         return found
 
     def paper(self, paper_id: str) -> Paper:
-        """One paper (KeyError when unknown)."""
+        """One paper (UnknownIdError when unknown)."""
         found = self._papers_by_id([paper_id])
         if paper_id not in found:
-            raise KeyError(paper_id)
+            raise UnknownIdError("paper", paper_id)
         return found[paper_id]
 
     def _known(self, paper_id: str) -> None:
@@ -320,11 +321,11 @@ class Neo4jGraphStore:
         return out
 
     def chunk(self, chunk_id: str) -> Chunk:
-        """One chunk (KeyError when unknown)."""
+        """One chunk (UnknownIdError when unknown)."""
         return self.chunks([chunk_id])[0]
 
     def chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        """The chunks of ``chunk_ids`` in that order (one query; KeyError for an unknown id)."""
+        """The chunks of ``chunk_ids`` in that order (one query; UnknownIdError for an unknown id)."""
         cache = self._chunks
         want = [c for c in dict.fromkeys(chunk_ids) if cache is None or c not in cache]
         found = {r["chunk"]["chunk_id"]: self._chunk_from(r) for r in self._read("chunks", ids=want)} if want else {}
@@ -333,11 +334,11 @@ class Neo4jGraphStore:
             found = cache
         missing = [c for c in chunk_ids if c not in found]
         if missing:
-            raise KeyError(missing[0])
+            raise UnknownIdError("chunk", missing[0])
         return [found[c] for c in chunk_ids]
 
     def chunks_of(self, paper_id: str) -> list[Chunk]:
-        """The chunks of a paper in ``seq`` order (KeyError for an unknown paper)."""
+        """The chunks of a paper in ``seq`` order (UnknownIdError for an unknown paper)."""
         rows = self._read("chunks_of", paper_id=paper_id)
         if not rows:
             self._known(paper_id)

@@ -8,17 +8,21 @@ reader uses :meth:`chunk` / :meth:`chunks_of` to build evidence locators.
 
 from __future__ import annotations
 
-from typing import Optional, Protocol, Sequence
+from typing import ContextManager, Optional, Protocol, Sequence
 
-from graph.records import Chunk, Neighbour, Paper, Reference
+from graph.records import Chunk, Paper
 
 
 class GraphStore(Protocol):
-    """What every graph backend answers. Unknown ids raise KeyError."""
+    """What every graph backend answers (the reads; each backend has its own writer API, and
+    ``load(papers, chunks, references, neighbours)`` for a whole small corpus). Unknown ids
+    raise graph.errors.UnknownIdError (a KeyError)."""
 
-    def load(self, papers: Sequence[Paper], chunks: Sequence[Chunk], references: Sequence[Reference],
-             neighbours: Sequence[Neighbour]) -> None:
-        """Replace the stored corpus with these records (idempotent)."""
+    def snapshot(self) -> ContextManager[object]:
+        """A block whose reads see one committed corpus (re-entrant)."""
+
+    def close(self) -> None:
+        """Release files, connections and drivers."""
 
     def paper(self, paper_id: str) -> Paper:
         """One paper."""
@@ -30,7 +34,7 @@ class GraphStore(Protocol):
         """One chunk."""
 
     def chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
-        """The chunks of ``chunk_ids`` in that order, read in batches (KeyError for an unknown id)."""
+        """The chunks of ``chunk_ids`` in that order, read in batches (UnknownIdError for an unknown id)."""
 
     def has_papers(self, paper_ids: Sequence[str]) -> set[str]:
         """The subset of ``paper_ids`` the store holds."""

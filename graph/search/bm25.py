@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence, Union
 
 import numpy as np
 from numpy.lib.format import open_memmap
@@ -69,7 +69,7 @@ def load_part(path: Path) -> Postings:
         return z["terms"], z["docs"], z["tf"]
 
 
-def write_segment(folder: Path, parts: Iterable[Postings], n_terms: int, keep: Optional[np.ndarray] = None,
+def write_segment(folder: Path, parts: Iterable[Union[Postings, Callable[[], Postings]]], n_terms: int, keep: Optional[np.ndarray] = None,
                   tf_dtype=np.uint32) -> int:
     """Counting-sort ``parts`` into a segment folder; returns the number of postings.
 

@@ -23,6 +23,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
+from graph.errors import BackendUnavailable, NotBuiltError, UnknownIdError
 from graph.question_cache import QuestionCache
 from graph.search.protocol import Hit
 from graph.search.tokenize import tokenize
@@ -103,7 +104,7 @@ class OpenSearchIndex:
 
     ``client``: an ``opensearchpy.OpenSearch`` (:func:`make_client`); ``prefix``: the index name
     prefix; ``candidates``: HNSW candidates per k-NN query. ``dim`` / ``encoder`` come from the
-    chunk index's ``_meta`` (:meth:`open`). Unknown ids raise KeyError.
+    chunk index's ``_meta`` (:meth:`open`). Unknown ids raise graph.errors.UnknownIdError (a KeyError).
     """
 
     def __init__(self, client, prefix: str, candidates: int = 400, dim: Optional[int] = None,
@@ -114,6 +115,7 @@ class OpenSearchIndex:
         self.dim = dim
         self.encoder = encoder
         self.chunk_index, self.paper_index = f"{prefix}-chunks", f"{prefix}-papers"
+        self.location = f"the OpenSearch index {self.chunk_index}"
         self.sharded = False  # several primary shards: BM25 asks for corpus-wide term statistics (DFS)
         self._cache = QuestionCache("vectors")
 
@@ -125,7 +127,7 @@ class OpenSearchIndex:
         FileNotFoundError when the indices are missing."""
         meta = cls(client, prefix).stored_meta()
         if meta is None:
-            raise FileNotFoundError(f"no Lit3R indices {prefix}-chunks / {prefix}-papers in OpenSearch: run "
+            raise NotBuiltError(f"no Lit3R indices {prefix}-chunks / {prefix}-papers in OpenSearch: run "
                                     f"`lit3r ingest PDF_DIR` with the servers backend")
         index = cls(client, prefix, candidates, dim=meta.get("dim"), encoder=meta.get("chunk_encoder"))
         conf = client.indices.get_settings(index=f"{prefix}-*", params={"filter_path": "*.settings.index.number_of_shards"})
@@ -211,7 +213,7 @@ class OpenSearchIndex:
 
         n = 0
         # more requests in flight than cores: the server indexes while the next request is encoded
-        for ok, item in helpers.parallel_bulk(self.client, actions, thread_count=4, chunk_size=chunk_size,
+        for ok, _item in helpers.parallel_bulk(self.client, actions, thread_count=4, chunk_size=chunk_size,
                                               max_chunk_bytes=50 * 2**20, raise_on_error=True,
                                               request_timeout=300):
             n += ok
@@ -289,7 +291,7 @@ class OpenSearchIndex:
 
     # -- reading by id -----------------------------------------------------------------------
     def vectors_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
-        """``(len(chunk_ids), dim)`` float32 vectors in that order (one ``mget``; KeyError for an
+        """``(len(chunk_ids), dim)`` float32 vectors in that order (one ``mget``; UnknownIdError for an
         unknown id)."""
         if not len(chunk_ids):
             return np.zeros((0, self.dim or 0), np.float32)
@@ -303,14 +305,14 @@ class OpenSearchIndex:
                          for d in docs if d.get("found") and "fields" in d})
         missing = [c for c in chunk_ids if c not in rows]
         if missing:
-            raise KeyError(missing[0])
+            raise UnknownIdError("chunk", missing[0])
         return np.stack([rows[c] for c in chunk_ids])
 
     def paper_head(self, paper_id: str, chars: int) -> str:
-        """The first ``chars`` characters of a paper's text (KeyError when unknown)."""
+        """The first ``chars`` characters of a paper's text (UnknownIdError when unknown)."""
         doc = self.client.mget(index=self.paper_index, body={"ids": [paper_id]}, params={"_source": "head"})["docs"][0]
         if not doc.get("found"):
-            raise KeyError(paper_id)
+            raise UnknownIdError("paper", paper_id)
         return doc["_source"]["head"][:chars]
 
     # -- search ----------------------------------------------------------------------------
@@ -382,6 +384,6 @@ class OpenSearchIndex:
         out = []
         for r in self.client.msearch(body=lines)["responses"]:
             if "error" in r:
-                raise RuntimeError(f"OpenSearch k-NN search failed: {r['error']}")
+                raise BackendUnavailable(f"OpenSearch k-NN search failed: {r['error']}")
             out.append(self._cosine_hits(r, k))
         return out

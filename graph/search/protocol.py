@@ -7,7 +7,7 @@ that they agree.
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from typing import ContextManager, Optional, Protocol, Sequence
 
 import numpy as np
 
@@ -15,7 +15,25 @@ Hit = tuple[str, float]
 
 
 class SearchIndex(Protocol):
-    """The Retrieve lanes and the chunk vectors (L2-normalised float32) read by id."""
+    """The Retrieve lanes and the chunk vectors (L2-normalised float32) read by id.
+
+    ``encoder``: the chunk encoder's model spec the index was built with (None when unknown);
+    ``dim``: the vector dimension; ``location``: where it lives, for messages."""
+
+    @property
+    def encoder(self) -> Optional[str]: ...
+
+    @property
+    def dim(self) -> Optional[int]: ...
+
+    @property
+    def location(self) -> str: ...
+
+    def snapshot(self) -> ContextManager[object]:
+        """A block whose reads see one committed corpus (re-entrant)."""
+
+    def close(self) -> None:
+        """Release files, connections and clients."""
 
     def chunk_bm25(self, query: str, k: int) -> list[Hit]:
         """Top-k chunks by BM25 (k1, b from config), best first; [] for an empty query."""
@@ -30,7 +48,7 @@ class SearchIndex(Protocol):
         """Top-k chunks for each row of ``(q, dim)`` query vectors (one scan where the backend can)."""
 
     def vectors_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
-        """``(len(chunk_ids), dim)`` vectors in that order (KeyError for an unknown id)."""
+        """``(len(chunk_ids), dim)`` vectors in that order (UnknownIdError for an unknown id)."""
 
     def paper_head(self, paper_id: str, chars: int) -> str:
         """The first ``chars`` indexed characters of a paper."""

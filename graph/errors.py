@@ -1,0 +1,38 @@
+"""The error root of Lit3R and the errors of the storage layer.
+
+Every error Lit3R raises on purpose is a :class:`Lit3rError`; its message is one line that says
+what failed, why, and what to do (the CLI prints it as is, without a traceback). The root lives
+in the lowest layer (graph/) so that graph/, ingest/ and lit3r/ all raise from it; the
+application's own errors are in :mod:`lit3r.errors`, which re-exports these.
+"""
+
+from __future__ import annotations
+
+
+class Lit3rError(Exception):
+    """Root of every error Lit3R raises on purpose: ``str(exc)`` = what, why, the fix."""
+
+
+class NotBuiltError(Lit3rError):
+    """The corpus, its index or its server load does not exist yet (or was interrupted before it
+    was published): the fix is ``lit3r ingest``."""
+
+
+class IndexDamaged(Lit3rError):
+    """A store's files are damaged or cut short (the fix is ``lit3r ingest PDF_DIR --rebuild``)."""
+
+
+class BackendUnavailable(Lit3rError):
+    """A server the configuration names cannot be reached or refuses the request."""
+
+
+class UnknownIdError(Lit3rError, KeyError):
+    """An id (a paper, a chunk) the store does not hold. A KeyError too, so the stores' id
+    lookups keep the Mapping protocol (``paper_of[chunk_id]``)."""
+
+    def __init__(self, kind: str, ident: str, hint: str = "") -> None:
+        self.kind, self.ident = kind, ident
+        super().__init__(f"unknown {kind} id {ident!r}" + (f": {hint}" if hint else ""))
+
+    def __str__(self) -> str:  # KeyError would print the repr of the message
+        return str(self.args[0])
