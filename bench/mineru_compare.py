@@ -18,8 +18,8 @@ sys.path.insert(0, str(ROOT))
 import pymupdf  # noqa: E402
 
 from ingest.chunking import build_chunks  # noqa: E402
-from ingest.mineru import parse_content_list  # noqa: E402
-from ingest.pymupdf_parser import PyMuPDFParser  # noqa: E402
+from ingest.parsers.mineru import parse_content_list  # noqa: E402
+from ingest.parsers.pymupdf import PyMuPDFParser  # noqa: E402
 from ingest.references import build_references  # noqa: E402
 
 MINERU = ROOT.parent / "shared" / "data" / "mineru"

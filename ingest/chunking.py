@@ -17,9 +17,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, Optional
 
-from graph.records import MAX_CHUNK_CHARS, Chunk, chunk_id_for
+from graph.records import MAX_CHUNK_CHARS, Chunk, Reference, chunk_id_for
 from ingest.document import Block, ParsedDocument
-from graph.records import Reference
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 

@@ -26,21 +26,22 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import tempfile
 import time
 import urllib.parse
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from tqdm import tqdm
 
+from graph.atomic import write_lines_atomic
+from graph.errors import Lit3rError, NotBuiltError
 from graph.records import MAX_CHUNK_CHARS, Chunk, Paper, Reference, Source, chunk_id_for
 from ingest.chunking import build_chunks, title_abstract_text
 from ingest.document import BadInputError, ParsedDocument, RawReference
-from ingest.metadata import PaperMeta, load_metadata, venue_year_from_text
+from ingest.metadata import PaperMeta, load_metadata
+from ingest.parsers import get_parser, parser_names
 from ingest.references import TitleResolver, build_references, consolidate_work_ids
 
 #: Bump when parsing or chunking output changes: journaled papers of older versions re-parse.
@@ -48,15 +49,18 @@ PARSER_VERSION = "1"
 
 
 def _code_version() -> str:
-    """PARSER_VERSION plus a hash of this package's and graph/records.py's sources, so that a
-    changed parser never serves stale journal entries."""
+    """PARSER_VERSION plus a hash of this package's sources (parsers included) and of
+    graph/records.py, so that a changed parser never serves stale journal entries."""
     h = hashlib.sha1(PARSER_VERSION.encode())
     here = Path(__file__).resolve().parent
-    for src in sorted(here.glob("*.py")) + [here.parent / "graph" / "records.py"]:
+    for src in sorted(here.rglob("*.py")) + [here.parent / "graph" / "records.py"]:
         if src.is_file():
             h.update(src.read_bytes())
     return h.hexdigest()[:12]
-PARSERS = ("pymupdf", "mineru")
+
+
+#: The parser names ``ingest_corpus`` accepts (from the registry :mod:`ingest.parsers`), default first.
+PARSERS = parser_names()
 
 
 def file_name(paper_id: str) -> str:
@@ -126,11 +130,11 @@ def discover(pdf_dir: Path, metadata: dict[str, PaperMeta]) -> list[tuple[str, P
     elif pdf_dir.is_dir():
         files = sorted(p.absolute() for p in pdf_dir.rglob("*") if p.is_file() and p.suffix.lower() == ".pdf")
     elif pdf_dir.exists():
-        raise FileNotFoundError(f"{pdf_dir} is not a PDF file or a folder: pass a folder of PDF files")
+        raise BadInputError(f"{pdf_dir} is not a PDF file or a folder: pass a folder of PDF files")
     else:
-        raise FileNotFoundError(f"PDF folder not found: {pdf_dir}: pass a folder of PDF files")
+        raise BadInputError(f"PDF folder not found: {pdf_dir}: pass a folder of PDF files")
     if not files:
-        raise FileNotFoundError(f"no PDF files under {pdf_dir}: pass a folder that holds *.pdf files")
+        raise BadInputError(f"no PDF files under {pdf_dir}: pass a folder that holds *.pdf files")
     stems: dict[str, int] = {}
     for p in files:
         stems[p.stem] = stems.get(p.stem, 0) + 1
@@ -148,72 +152,13 @@ def discover(pdf_dir: Path, metadata: dict[str, PaperMeta]) -> list[tuple[str, P
 # ----------------------------------------------------------------------------- one paper
 
 
-def _find_content_list(pdf: Path) -> Optional[Path]:
-    stem = pdf.stem
-    for cand in (
-        pdf.with_name(f"{stem}_content_list.json"),
-        pdf.parent / stem / "auto" / f"{stem}_content_list.json",
-        pdf.parent / stem / "content_list.json",
-        pdf.parent / "content_list.json",
-    ):
-        if cand.is_file():
-            return cand
-    return None
-
-
-def _run_mineru(pdf: Path, work: Path) -> Path:
-    """Run the MinerU CLI on one PDF; returns its content_list.json. Raises BadInputError."""
-    exe = shutil.which("mineru")
-    if exe is None:
-        raise BadInputError(
-            f"{pdf.name}: no MinerU output beside it (<stem>_content_list.json or content_list.json) and "
-            "the mineru command is not installed: install MinerU with its models, or use --parser pymupdf"
-        )
-    proc = subprocess.run([exe, "-p", str(pdf), "-o", str(work)], capture_output=True, text=True)
-    found = sorted(work.rglob("*content_list.json"))
-    if proc.returncode != 0 or not found:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise BadInputError(f"{pdf.name}: mineru failed ({tail[0][:200]}): check its models or use --parser pymupdf")
-    return found[0]
-
-
 def _parse(job: Job) -> tuple[ParsedDocument, Path]:
+    """Parse ``job.pdf`` with the job's parser (crops under ``images/<file_name(paper_id)>/``
+    of the corpus folder when ``job.images``). Raises BadInputError for a bad file."""
     pdf = Path(job.pdf)
     img_rel = f"images/{file_name(job.paper_id)}/"
     img_dir = Path(job.out_dir) / img_rel if job.images else None
-    if job.parser == "pymupdf":
-        from ingest.pymupdf_parser import PyMuPDFParser
-
-        return PyMuPDFParser(img_dir, img_rel).parse(pdf, job.paper_id), pdf
-    from ingest.mineru import parse_content_list
-    from ingest.pymupdf_parser import PyMuPDFParser, save_crop
-
-    doc = PyMuPDFParser.open(pdf)
-    try:
-        content = _find_content_list(pdf)
-        if content is None:
-            content = _run_mineru(pdf, Path(tempfile.mkdtemp(prefix="lit3r-mineru-")))
-        parsed = parse_content_list(content, n_pages=doc.page_count)
-        if parsed.venue is None and parsed.year is None:  # MinerU output has no venue: read page 1
-            parsed.venue, parsed.year = venue_year_from_text(doc[0].get_text())
-        for b in parsed.blocks:  # bring MinerU's crops into the corpus folder, or crop the PDF
-            src = content.parent / b.image if b.image else None
-            b.image = None
-            if img_dir is None:
-                continue
-            if src is not None and src.is_file():
-                img_dir.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, img_dir / src.name)
-                b.image = img_rel + src.name
-            elif b.region and b.object_id:
-                page = doc[b.page - 1]
-                w, h = page.rect.width, page.rect.height
-                x0, y0, x1, y1 = b.region
-                b.image = save_crop(page, (x0 * w, y0 * h, x1 * w, y1 * h), img_dir, img_rel,
-                                    f"p{b.page:03d}-{b.object_id}")
-    finally:
-        doc.close()
-    return parsed, pdf
+    return get_parser(job.parser)(img_dir, img_rel).parse(pdf, job.paper_id), pdf
 
 
 def process(job: Job) -> dict:
@@ -261,13 +206,95 @@ def process(job: Job) -> dict:
 # ----------------------------------------------------------------------------- the corpus
 
 
-def _write_atomic(path: Path, lines: Iterable[str]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for line in lines:
-            fh.write(line)
-            fh.write("\n")
-    os.replace(tmp, path)
+def _corpus_folder(out_dir: Path) -> Path:
+    """``out_dir`` as a Path; raises NotADirectoryError when it is a file."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise BadInputError(f"--out {out_dir} is a file: pass a folder for the corpus")
+    return out_dir
+
+
+def _journaled(journal: Path, key: str) -> bool:
+    """Does the journal entry at ``journal`` exist with this job ``key`` (same code, parser,
+    file hash, metadata and image setting)? A torn entry does not count: the file parses again."""
+    if not journal.is_file():
+        return False
+    try:
+        return json.loads(journal.read_text(encoding="utf-8")).get("key") == key
+    except json.JSONDecodeError:
+        return False  # a torn journal entry: parse again
+
+
+def _plan(found: list[tuple[str, Path, Optional[PaperMeta]]], out_dir: Path, parser: str, images: bool,
+          report: IngestReport) -> list[Job]:
+    """The jobs of the files :func:`discover` found: a second file with a paper id already seen
+    is a failure; a file whose journal entry has the same key is counted ``unchanged``."""
+    state = out_dir / ".state"
+    jobs: list[Job] = []
+    seen: set[str] = set()
+    code = _code_version()
+    for pid, pdf, meta in found:
+        if pid in seen:
+            report.failures.append((str(pdf), f"{pdf.name}: duplicate paper id {pid!r}: rename the file or fix --metadata"))
+            continue
+        seen.add(pid)
+        digest = sha256_of(pdf)
+        meta_json = meta.model_dump(mode="json") if meta else None
+        key = hashlib.sha1(
+            json.dumps([code, parser, digest, meta_json, images], sort_keys=True).encode()
+        ).hexdigest()
+        if _journaled(state / f"{file_name(pid)}.json", key):
+            report.unchanged += 1
+            continue
+        jobs.append(Job(pid, str(pdf), digest, parser, str(out_dir), images, meta_json, key))
+    return jobs
+
+
+def _record(entry: dict, state: Path, report: IngestReport) -> None:
+    """Count one finished job and journal it (atomically) under ``state``; a bad file is a failure."""
+    if "error" in entry:
+        report.failures.append((entry["file"], entry["error"]))
+        return
+    report.parsed += 1
+    report.pages_parsed += entry["paper"]["n_pages"]
+    write_lines_atomic(state / f"{file_name(entry['paper_id'])}.json", [json.dumps(entry, ensure_ascii=False)])
+
+
+def _run(jobs: list[Job], workers: Optional[int], progress: bool, record: Callable[[dict], None]) -> None:
+    """:func:`process` every job and pass each entry to ``record`` as it finishes: in this
+    process for one worker or one job, else in ``workers`` processes (default: CPU count)."""
+    bar = tqdm(total=len(jobs), desc="parsing PDFs", unit="pdf", disable=not progress or not jobs)
+    n_workers = workers or os.cpu_count() or 1
+    if n_workers == 1 or len(jobs) <= 1:
+        for job in jobs:
+            record(process(job))
+            bar.update()
+    else:
+        with ProcessPoolExecutor(max_workers=min(n_workers, len(jobs))) as pool:
+            futures = [pool.submit(process, job) for job in jobs]
+            for fut in as_completed(futures):
+                record(fut.result())
+                bar.update()
+    bar.close()
+
+
+def _prune(out_dir: Path, keep: set[str], report: IngestReport) -> None:
+    """Drop the journal entries and images of papers parsed from a PDF whose id is not in
+    ``keep`` (papers added from metadata alone stay)."""
+    for path in (out_dir / ".state").glob("*.json"):
+        if paper_id_of(path.stem) not in keep and '"parser": "metadata"' not in path.read_text(encoding="utf-8"):
+            path.unlink()
+            shutil.rmtree(out_dir / "images" / path.stem, ignore_errors=True)
+            report.pruned += 1
+
+
+def _finish(out_dir: Path, report: IngestReport, t0: float) -> IngestReport:
+    """Rewrite the corpus files from the journal, time the run from ``t0`` (``time.perf_counter``)
+    and write ``report.json``."""
+    _merge(out_dir, report)
+    report.seconds = time.perf_counter() - t0
+    (out_dir / "report.json").write_text(json.dumps(asdict(report), indent=2), encoding="utf-8")
+    return report
 
 
 def ingest_corpus(
@@ -283,82 +310,29 @@ def ingest_corpus(
 ) -> IngestReport:
     """Parse every PDF under ``pdf_dir`` into the corpus folder ``out_dir`` (see module doc).
 
-    ``workers``: parser processes (default: CPU count; 1 parses in this process). Bad files are
-    reported in ``IngestReport.failures`` and skipped. ``prune``: drop papers of earlier runs
-    whose PDF is not under ``pdf_dir`` (by default the corpus only grows, so that several
-    folders can be added one after another). Raises FileNotFoundError for a missing folder or
-    one without PDFs, NotADirectoryError when ``out_dir`` is a file,
-    ``ingest.metadata.MetadataError`` for a bad metadata file, ValueError for an unknown
-    parser or a worker count below 1.
+    ``parser``: a name of :data:`PARSERS`. ``workers``: parser processes (default: CPU count;
+    1 parses in this process). Bad files are reported in ``IngestReport.failures`` and skipped.
+    ``prune``: drop papers of earlier runs whose PDF is not under ``pdf_dir`` (by default the
+    corpus only grows, so that several folders can be added one after another). Raises
+    FileNotFoundError for a missing folder or one without PDFs, NotADirectoryError when
+    ``out_dir`` is a file, ``ingest.metadata.MetadataError`` for a bad metadata file, ValueError
+    for an unknown parser (:class:`ingest.parsers.UnknownParserError`) or a worker count below 1.
     """
-    if parser not in PARSERS:
-        raise ValueError(f"unknown parser {parser!r}: use one of {', '.join(PARSERS)}")
+    get_parser(parser)
     if workers is not None and workers < 1:
-        raise ValueError(f"--workers must be 1 or more, got {workers}")
+        raise BadInputError(f"--workers must be 1 or more, got {workers}")
     t0 = time.perf_counter()
-    out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise NotADirectoryError(f"--out {out_dir} is a file: pass a folder for the corpus")
+    out_dir = _corpus_folder(out_dir)
     state = out_dir / ".state"
     state.mkdir(parents=True, exist_ok=True)
     metadata = load_metadata(metadata_file) if metadata_file else {}
     found = discover(pdf_dir, metadata)
     report = IngestReport(files=len(found))
-    jobs: list[Job] = []
-    seen: set[str] = set()
-    code = _code_version()
-    for pid, pdf, meta in found:
-        if pid in seen:
-            report.failures.append((str(pdf), f"{pdf.name}: duplicate paper id {pid!r}: rename the file or fix --metadata"))
-            continue
-        seen.add(pid)
-        digest = sha256_of(pdf)
-        meta_json = meta.model_dump(mode="json") if meta else None
-        key = hashlib.sha1(
-            json.dumps([code, parser, digest, meta_json, images], sort_keys=True).encode()
-        ).hexdigest()
-        journal = state / f"{file_name(pid)}.json"
-        if journal.is_file():
-            try:
-                if json.loads(journal.read_text(encoding="utf-8")).get("key") == key:
-                    report.unchanged += 1
-                    continue
-            except json.JSONDecodeError:
-                pass  # a torn journal entry: parse again
-        jobs.append(Job(pid, str(pdf), digest, parser, str(out_dir), images, meta_json, key))
-
-    def record(entry: dict) -> None:
-        if "error" in entry:
-            report.failures.append((entry["file"], entry["error"]))
-            return
-        report.parsed += 1
-        report.pages_parsed += entry["paper"]["n_pages"]
-        _write_atomic(state / f"{file_name(entry['paper_id'])}.json", [json.dumps(entry, ensure_ascii=False)])
-
-    bar = tqdm(total=len(jobs), desc="parsing PDFs", unit="pdf", disable=not progress or not jobs)
-    n_workers = workers or os.cpu_count() or 1
-    if n_workers == 1 or len(jobs) <= 1:
-        for job in jobs:
-            record(process(job))
-            bar.update()
-    else:
-        with ProcessPoolExecutor(max_workers=min(n_workers, len(jobs))) as pool:
-            futures = [pool.submit(process, job) for job in jobs]
-            for fut in as_completed(futures):
-                record(fut.result())
-                bar.update()
-    bar.close()
+    jobs = _plan(found, out_dir, parser, images, report)
+    _run(jobs, workers, progress, lambda entry: _record(entry, state, report))
     if prune:
-        keep = {pid for pid, _, _ in found}
-        for path in state.glob("*.json"):
-            if paper_id_of(path.stem) not in keep and '"parser": "metadata"' not in path.read_text(encoding="utf-8"):
-                path.unlink()
-                shutil.rmtree(out_dir / "images" / path.stem, ignore_errors=True)
-                report.pruned += 1
-    _merge(out_dir, report)
-    report.seconds = time.perf_counter() - t0
-    (out_dir / "report.json").write_text(json.dumps(asdict(report), indent=2), encoding="utf-8")
-    return report
+        _prune(out_dir, {pid for pid, _, _ in found}, report)
+    return _finish(out_dir, report, t0)
 
 
 def ingest_metadata_only(metadata_file: Path, out_dir: Path) -> IngestReport:
@@ -374,9 +348,7 @@ def ingest_metadata_only(metadata_file: Path, out_dir: Path) -> IngestReport:
     NotADirectoryError when ``out_dir`` is a file.
     """
     t0 = time.perf_counter()
-    out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise NotADirectoryError(f"--out {out_dir} is a file: pass a folder for the corpus")
+    out_dir = _corpus_folder(out_dir)
     metas = {m.paper_id: m for m in load_metadata(metadata_file).values()}
     state = out_dir / ".state"
     state.mkdir(parents=True, exist_ok=True)
@@ -404,15 +376,12 @@ def ingest_metadata_only(metadata_file: Path, out_dir: Path) -> IngestReport:
         text = title_abstract_text(paper.title, paper.abstract, paper.venue, paper.year)[:MAX_CHUNK_CHARS]
         chunk = Chunk(chunk_id=chunk_id_for(pid, 0), paper_id=pid, kind="title_abstract", page=1,
                       section="Abstract" if paper.abstract else "Title", text=text, seq=0)
-        _write_atomic(journal, [json.dumps({"paper_id": pid, "file": str(metadata_file), "key": key,
+        write_lines_atomic(journal, [json.dumps({"paper_id": pid, "file": str(metadata_file), "key": key,
                                             "paper": paper.model_dump(mode="json"),
                                             "chunks": [chunk.model_dump(mode="json")], "raw_references": [],
                                             "warnings": []}, ensure_ascii=False)])
         report.parsed += 1
-    _merge(out_dir, report)
-    report.seconds = time.perf_counter() - t0
-    (out_dir / "report.json").write_text(json.dumps(asdict(report), indent=2), encoding="utf-8")
-    return report
+    return _finish(out_dir, report, t0)
 
 
 def _merge(out_dir: Path, report: IngestReport) -> None:
@@ -425,7 +394,9 @@ def _merge(out_dir: Path, report: IngestReport) -> None:
             report.warnings.append(f"{path.name}: torn journal entry skipped; it re-parses on the next run")
     entries.sort(key=lambda e: e["paper_id"])
     resolver = TitleResolver({e["paper_id"]: e["paper"]["title"] for e in entries})
-    papers, chunks, records = [], [], []
+    papers: list = []
+    chunks: list = []
+    records: list = []
     for e in entries:
         papers.append(json.dumps(e["paper"], ensure_ascii=False))
         chunks.extend(json.dumps(c, ensure_ascii=False) for c in e["chunks"])
@@ -437,9 +408,9 @@ def _merge(out_dir: Path, report: IngestReport) -> None:
     report.references = len(records)
     report.resolved_references = sum(r.cited_paper_id is not None for r in records)
     report.papers, report.chunks = len(papers), len(chunks)
-    _write_atomic(out_dir / "papers.jsonl", papers)
-    _write_atomic(out_dir / "chunks.jsonl", chunks)
-    _write_atomic(out_dir / "references.jsonl", refs)
+    write_lines_atomic(out_dir / "papers.jsonl", papers)
+    write_lines_atomic(out_dir / "chunks.jsonl", chunks)
+    write_lines_atomic(out_dir / "references.jsonl", refs)
 
 
 class PaperRecords:
@@ -482,7 +453,7 @@ class PaperRecords:
                 "references": [x.decode("utf-8") for x in self.lines["references"]]}
 
 
-class CorpusOrderError(ValueError):
+class CorpusOrderError(Lit3rError, ValueError):
     """The corpus files are not in paper order (papers.jsonl sorted, chunks and references
     grouped by paper in that order)."""
 
@@ -510,11 +481,12 @@ def _paper_id_of(line: bytes) -> str:
     return json.loads(b'"' + pid + b'"') if b"\\" in pid else pid.decode("utf-8")
 
 
-def _grouped(path: Path) -> Iterable[tuple[str, list[bytes]]]:
+def _grouped(path: Path) -> Iterator[tuple[str, list[bytes]]]:
     """``(paper_id, raw lines)`` runs of a JSONL file grouped by ``paper_id``."""
     if not path.is_file():
         return
-    pid, lines = None, []
+    pid: Optional[str] = None
+    lines: list[bytes] = []
     with path.open("rb") as fh:
         for line in fh:
             line = line.rstrip(b"\r\n")
@@ -545,7 +517,7 @@ def iter_corpus(out_dir: Path) -> Iterable[PaperRecords]:
     :class:`CorpusOrderError` when the files are out of order (rewrite them with ``lit3r ingest``)."""
     out_dir = Path(out_dir)
     if not (out_dir / "papers.jsonl").is_file():
-        raise FileNotFoundError(f"no corpus in {out_dir}: run `lit3r ingest PDF_DIR --out {out_dir}` first")
+        raise NotBuiltError(f"no corpus in {out_dir}: run `lit3r ingest PDF_DIR --out {out_dir}` first")
     streams = {name: _grouped(out_dir / f"{name}.jsonl") for name in ("chunks", "references")}
     heads = {name: next(s, None) for name, s in streams.items()}
 
@@ -584,7 +556,7 @@ def load_corpus(out_dir: Path) -> tuple[list[Paper], list[Chunk], list[Reference
     """
     out_dir = Path(out_dir)
     if not (out_dir / "papers.jsonl").is_file():
-        raise FileNotFoundError(f"no corpus in {out_dir}: run `lit3r ingest PDF_DIR --out {out_dir}` first")
+        raise NotBuiltError(f"no corpus in {out_dir}: run `lit3r ingest PDF_DIR --out {out_dir}` first")
 
     def read(name: str, model):
         with (out_dir / name).open(encoding="utf-8") as fh:

@@ -11,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Optional
 
+from graph.errors import Lit3rError
+
 BlockKind = Literal["heading", "paragraph", "table", "figure", "equation", "algorithm"]
 
 
-class BadInputError(Exception):
+class BadInputError(Lit3rError, ValueError):
     """A file that cannot be ingested (encrypted, truncated, empty, not a PDF, no text layer).
 
     The message is one line that says what is wrong and what to do; the corpus runner reports

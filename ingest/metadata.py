@@ -15,8 +15,10 @@ from typing import Optional
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from graph.errors import Lit3rError
 
-class MetadataError(ValueError):
+
+class MetadataError(Lit3rError, ValueError):
     """A metadata file that cannot be read; the message names the file and line."""
 
 
@@ -86,8 +88,9 @@ def load_metadata(path: Path) -> dict[str, PaperMeta]:
     return out
 
 
-_VENUES = ("ACL|EMNLP|NAACL|EACL|AACL|COLING|LREC|TACL|NeurIPS|NIPS|ICML|ICLR|CVPR|ICCV|ECCV|WACV|AAAI|IJCAI|"
-           "KDD|SIGIR|WSDM|CIKM|WWW|CHI|UIST|CSCW|JCDL|MIDL|MICCAI|COLM|JMLR|TMLR")
+#: The venue abbreviations recognised on page 1 and in questions (one regex alternation).
+VENUE_PATTERN = ("ACL|EMNLP|NAACL|EACL|AACL|COLING|LREC|TACL|NeurIPS|NIPS|ICML|ICLR|CVPR|ICCV|ECCV|WACV|AAAI|IJCAI|"
+                 "KDD|SIGIR|WSDM|CIKM|WWW|CHI|UIST|CSCW|JCDL|MIDL|MICCAI|COLM|JMLR|TMLR")
 _LONG_VENUES = {
     "Annual Meeting of the Association for Computational Linguistics": "ACL",
     "Empirical Methods in Natural Language Processing": "EMNLP",
@@ -110,10 +113,10 @@ def venue_year_from_text(text: str) -> tuple[Optional[str], Optional[int]]:
     Processing Systems ... 2017"); the arXiv stamp ("arXiv:1706.03762v7 [cs.CL] 2 Aug 2023" ->
     arXiv 2023, the version date). ``text`` is page-1 text with newlines.
     """
-    m = re.search(r"conference paper at (" + _VENUES + r")\s*" + _YEAR_RE, text)
+    m = re.search(r"conference paper at (" + VENUE_PATTERN + r")\s*" + _YEAR_RE, text)
     if m:
         return m.group(1), int(m.group(2))
-    m = re.search(r"\b(" + _VENUES + r")[\s'\u2019-]*" + _YEAR_RE + r"\b", text)
+    m = re.search(r"\b(" + VENUE_PATTERN + r")[\s'\u2019-]*" + _YEAR_RE + r"\b", text)
     if m:
         return ("NeurIPS" if m.group(1) == "NIPS" and int(m.group(2)) >= 2018 else m.group(1)), int(m.group(2))
     lines = text.splitlines()

@@ -152,7 +152,7 @@ def build_references(
         refs.append(
             Reference(
                 paper_id=paper_id,
-                number=r.number if use_printed else i,  # type: ignore[arg-type]
+                number=r.number if use_printed else i,
                 page=r.page,
                 raw=r.raw.strip(),
                 title=title,

@@ -8,7 +8,7 @@ import pymupdf
 import pytest
 
 from ingest.chunking import build_chunks
-from ingest.pymupdf_parser import PyMuPDFParser
+from ingest.parsers.pymupdf import PyMuPDFParser
 from ingest.references import build_references
 from tests.conftest import HARD
 

@@ -1,4 +1,4 @@
-"""Integration tests of the MinerU adapter (ingest/mineru.py) on real MinerU output.
+"""Integration tests of the MinerU adapter (ingest/parsers/mineru/) on real MinerU output.
 
 Data (read in place, never copied): ../shared/data/mineru/<id>/{content_list.json,paper.pdf}
 for 10 papers, and ../shared/data/hard/mineru_demo_content_list.json + mineru_demo.pdf, whose
@@ -16,7 +16,7 @@ import pytest
 
 from ingest.chunking import build_chunks
 from ingest.document import BadInputError, ParsedDocument
-from ingest.mineru import parse_content_list
+from ingest.parsers.mineru import parse_content_list
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared" / "data"

@@ -1,8 +1,7 @@
 from graph.records import MAX_CHUNK_CHARS
 from ingest.chunking import build_chunks, split_text, title_abstract_text, venue_year_tag
-from ingest.document import Block, ParsedDocument
+from ingest.document import Block, ParsedDocument, RawReference
 from ingest.references import build_references
-from ingest.document import RawReference
 
 
 def test_split_text_respects_limit_and_sentences():

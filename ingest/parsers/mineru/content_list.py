@@ -18,7 +18,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Optional
 
-from ingest.document import BadInputError, Block, ParsedDocument, RawReference
+from ingest.document import BadInputError, Block, ParsedDocument
+from ingest.parsers.mineru.reference_list import RefSplitter, looks_like_ref
 from ingest.text import clean, join_lines, repair_chars
 
 _SKIP = {"discarded", "header", "footer", "page_number", "aside_text", "page_footnote"}
@@ -37,19 +38,6 @@ _ABSTRACT_STOP = re.compile(r"^\s*(?:Keywords|Key words|Index Terms|\u00a9|\$\\c
 _ALGO_LINE = re.compile(r"^\s*(?:(?i:require|ensure|input|output|initiali[sz]e|parameters?|procedure)\b"
                         r"|(?i:data|result)\s*:|\d{1,3}\s*:|\$|(?:end|for|while|if|else|return|repeat|until)\b)"
                         r"|\\gets|\\leftarrow|\u2190")
-_YEAR = re.compile(r"(?<![\d.:/\-\u2013])(?:19|20)\d{2}[a-z]?\b(?!\.\d|[\u2013-]\d)")
-_PARTICLE = r"(?:(?:[Vv]an|[Vv]on|[Dd]e|[Dd]i|[Dd]u|[Ll]e|[Ll]a|[Dd]el|[Dd]er|[Dd]en|[Dd]os|[Dd]a)\s+)+"
-_SURNAME = r"[A-Z][^\s,.;:()\d]*[a-z\u00df-\u024f][^\s,.;:()\d]*"
-_INITIALS = r"[A-Z]\.(?:\s?-?[A-Z]\.)*"
-# An author-year entry start: "Surname, X." / "van der Berg, J.K." / "Surname, Firstname" / "Surname X.".
-_AUTHOR = (rf"(?:{_PARTICLE}{_SURNAME}(?:\s{_SURNAME})?|{_SURNAME})"
-           rf"(?:,\s*(?:{_INITIALS}|[A-Z][a-z]+[\s,])|\s{_INITIALS}[,\s])")
-_AUTHOR_START = re.compile(_AUTHOR)
-_AUTHOR_PAIR = re.compile(rf"{_SURNAME},\s*{_INITIALS}")
-_MID_START = re.compile(rf"(?<=[.?!])\s+(?={_AUTHOR})")
-_BRACKET = re.compile(r"\[(\d{1,4})\]\s*")
-_DOT = re.compile(r"^(\d{1,4})\.\s+(?=\S)")
-_OPEN_END = re.compile(r"(?:[,;:&(\u2013-]|\b(?:and|in|of|the|for|on|at|to|In|pp\.|vol\.|eds?\.|Proc\.|et al\.))$")
 _AFFIL_CUT = re.compile(r"University|Universit\u00e9|Institute|School|Department|Dept\.|Laborator|Faculty|College"
                         r"|Research|Centre|Center")
 _NOT_NAME = {"Sciences", "Science", "Studies", "Lab", "Labs", "Inc", "Inc.", "AI", "Google", "Microsoft", "Meta",
@@ -78,63 +66,118 @@ def parse_content_list(path: str | Path, *, n_pages: Optional[int] = None,
     if max_page > doc.n_pages:
         doc.warnings.append(f"page_idx up to {max_page} exceeds the {doc.n_pages} PDF pages; pages clamped")
     used = _front_matter(items, doc)
-    adopted = _adopt_captions(items, used)
-    refs, gaps, mode = _RefSplitter(), set(), "body"  # mode: body -> refs (<-> paused) -> after
-    for i, it in enumerate(items):
-        typ, pg, text = it.get("type"), min(_int(it.get("page_idx")) + 1, doc.n_pages), it.get("text") or ""
-        if i in used:
-            continue
-        if typ in _SKIP:  # running headers/footers, but keep a numbered entry MinerU discarded
-            if mode == "refs" and refs.expects(text):
-                refs.feed(text, pg)
-                doc.warnings.append(f"recovered a reference entry MinerU marked discarded (page {pg})")
-        elif typ in ("table", "image", "chart", "code"):
-            doc.blocks.extend(b for b in [_object_block(it, pg, adopted.get(i), image_root)] if b)
-        elif typ == "equation":
-            latex = re.sub(r"^\s*\$\$?|\$\$?\s*$", "", text).strip()
-            m = re.search(r"\\tag\*?\{\s*(\d+)\s*\}", latex) or re.search(
-                r"(?:^|\\q?quad|\\hfill|[,.~&])\s*\(\s*(\d+)\s*\)\s*$", latex)
-            if latex:
-                doc.blocks.append(Block("equation", pg, latex, f"Equation {m.group(1)}" if m else None))
-        elif typ == "list":
-            lines = [str(x) for x in it.get("list_items") or []]
-            if it.get("sub_type") == "ref_text" or mode == "refs":
-                mode = "refs"
-                for line in lines:
-                    refs.feed(line, pg, new_entry=it.get("sub_type") == "ref_text")
-            else:
-                doc.blocks.extend(Block("paragraph", pg, _para(x)) for x in lines if _para(x))
-        elif typ != "text":
-            continue
-        elif not text.strip():  # MinerU leaves empty blocks where it moved the text into an earlier one
-            if mode == "refs" and refs.items and pg > refs.items[-1][0]:
-                gaps.add(pg)
-        elif _label("Algorithm", text):
-            doc.blocks.append(_algorithm(items, i, pg, used))
-        elif it.get("text_level"):
-            heading = _para(text)
-            if mode == "body" and _REF_HEAD.match(heading):
-                mode = "refs"
-            elif mode in ("refs", "paused"):
-                mode = "after" if _APPENDIX.match(heading) or heading.lower() == doc.title.lower() else "paused"
-            doc.blocks.append(Block("heading", pg, heading, level=1))
-        elif mode == "body" and _REF_PREFIX.match(text):
-            mode = "refs"
-            doc.blocks.append(Block("heading", pg, "References", level=1))
-            refs.feed(_REF_PREFIX.sub("", text, count=1), pg)
-        elif mode == "refs" or mode == "paused" and _looks_like_ref(text):
-            mode = "refs"
-            refs.feed(text, pg)
-        elif _para(text) != doc.title:  # a title repeated as text is a running header
-            doc.blocks.append(Block("paragraph", pg, _para(text)))
-    doc.references = refs.entries()
-    if gaps:
-        doc.warnings.append(f"reference list runs onto page(s) {sorted(gaps)} where MinerU left only empty blocks: "
-                            "entries printed there carry the page of the block that holds them")
-    if not doc.references:
-        doc.warnings.append("no reference entries found (no References heading or an empty list)")
-    doc.warnings.extend(_label_warnings(doc.blocks))
+    reader = _BodyReader(items, doc, used, _adopt_captions(items, used), image_root)
+    reader.read()
+    reader.finish()
     return doc
+
+
+def _equation(text: str, pg: int) -> Optional[Block]:
+    """An equation block from MinerU's LaTeX (``$$`` fences dropped): "Equation N" when it is
+    tagged (``\\tag{N}``) or ends with a "(N)" after a space command or punctuation; None when
+    empty."""
+    latex = re.sub(r"^\s*\$\$?|\$\$?\s*$", "", text).strip()
+    m = re.search(r"\\tag\*?\{\s*(\d+)\s*\}", latex) or re.search(
+        r"(?:^|\\q?quad|\\hfill|[,.~&])\s*\(\s*(\d+)\s*\)\s*$", latex)
+    return Block("equation", pg, latex, f"Equation {m.group(1)}" if m else None) if latex else None
+
+
+class _BodyReader:
+    """Reads the content-list blocks after the front matter into ``doc.blocks`` and the
+    reference list, in order.
+
+    ``mode`` follows the reference list: "body" until a References heading (or a reference
+    list block), then "refs"; a heading inside the list pauses it ("paused": text that reads as
+    references resumes it, e.g. after an "Impact Statement" set between two columns of
+    references) or, for an appendix heading or the paper title repeated, ends it ("after").
+    ``used``: indices of blocks already taken (front matter, adopted captions, algorithm
+    bodies); ``adopted``: object index -> caption text taken from a neighbouring text block.
+    """
+
+    def __init__(self, items: list[dict], doc: ParsedDocument, used: set[int], adopted: dict[int, str],
+                 image_root: Optional[Path]) -> None:
+        self.items, self.doc, self.used, self.adopted, self.image_root = items, doc, used, adopted, image_root
+        self.refs = RefSplitter()
+        self.gaps: set[int] = set()  # pages where the list runs on over empty blocks only
+        self.mode = "body"
+
+    def read(self) -> None:
+        """Read every block not yet used, by type; other types are ignored."""
+        for i, it in enumerate(self.items):
+            if i in self.used:
+                continue
+            typ, text = it.get("type"), it.get("text") or ""
+            pg = min(_int(it.get("page_idx")) + 1, self.doc.n_pages)
+            if typ in _SKIP:
+                self._skipped(text, pg)
+            elif typ in ("table", "image", "chart", "code"):
+                self.doc.blocks.extend(b for b in [_object_block(it, pg, self.adopted.get(i), self.image_root)] if b)
+            elif typ == "equation":
+                self.doc.blocks.extend(b for b in [_equation(text, pg)] if b)
+            elif typ == "list":
+                self._list(it, pg)
+            elif typ == "text":
+                self._text(i, it, text, pg)
+
+    def _skipped(self, text: str, pg: int) -> None:
+        """Running headers/footers are dropped, but a numbered entry MinerU discarded inside the
+        reference list is kept (with a warning)."""
+        if self.mode == "refs" and self.refs.expects(text):
+            self.refs.feed(text, pg)
+            self.doc.warnings.append(f"recovered a reference entry MinerU marked discarded (page {pg})")
+
+    def _list(self, it: dict, pg: int) -> None:
+        """A list: reference entries (a ``ref_text`` list, or any list inside the reference
+        list), else one paragraph per item."""
+        lines = [str(x) for x in it.get("list_items") or []]
+        if it.get("sub_type") == "ref_text" or self.mode == "refs":
+            self.mode = "refs"
+            for line in lines:
+                self.refs.feed(line, pg, new_entry=it.get("sub_type") == "ref_text")
+        else:
+            self.doc.blocks.extend(Block("paragraph", pg, _para(x)) for x in lines if _para(x))
+
+    def _text(self, i: int, it: dict, text: str, pg: int) -> None:
+        """A text block: empty, an algorithm, a heading, the start of the reference list (text
+        starting "References"), reference text, or a paragraph (not the title repeated: that is
+        a running header)."""
+        if not text.strip():  # MinerU leaves empty blocks where it moved the text into an earlier one
+            if self.mode == "refs" and self.refs.items and pg > self.refs.items[-1][0]:
+                self.gaps.add(pg)
+        elif _label("Algorithm", text):
+            self.doc.blocks.append(_algorithm(self.items, i, pg, self.used))
+        elif it.get("text_level"):
+            self._heading(text, pg)
+        elif self.mode == "body" and _REF_PREFIX.match(text):
+            self.mode = "refs"
+            self.doc.blocks.append(Block("heading", pg, "References", level=1))
+            self.refs.feed(_REF_PREFIX.sub("", text, count=1), pg)
+        elif self.mode == "refs" or self.mode == "paused" and looks_like_ref(text):
+            self.mode = "refs"
+            self.refs.feed(text, pg)
+        elif _para(text) != self.doc.title:
+            self.doc.blocks.append(Block("paragraph", pg, _para(text)))
+
+    def _heading(self, text: str, pg: int) -> None:
+        """A heading (level 1); it starts, pauses or ends the reference list (see the class doc)."""
+        heading = _para(text)
+        if self.mode == "body" and _REF_HEAD.match(heading):
+            self.mode = "refs"
+        elif self.mode in ("refs", "paused"):
+            self.mode = "after" if _APPENDIX.match(heading) or heading.lower() == self.doc.title.lower() else "paused"
+        self.doc.blocks.append(Block("heading", pg, heading, level=1))
+
+    def finish(self) -> None:
+        """Set ``doc.references`` and add the warnings: pages of the list with only empty
+        blocks, no reference entries, unlabeled/duplicate/skipped Table and Figure numbers."""
+        doc = self.doc
+        doc.references = self.refs.entries()
+        if self.gaps:
+            doc.warnings.append(f"reference list runs onto page(s) {sorted(self.gaps)} where MinerU left only empty "
+                                "blocks: entries printed there carry the page of the block that holds them")
+        if not doc.references:
+            doc.warnings.append("no reference entries found (no References heading or an empty list)")
+        doc.warnings.extend(_label_warnings(doc.blocks))
 
 
 def _load(path: Path) -> list[dict]:
@@ -259,7 +302,7 @@ def _adopt_captions(items: list[dict], used: set[int]) -> dict[int, str]:
     have = {_label(kinds[it["type"]], " ".join(_captions(it)[0])) for it in items if it.get("type") in kinds}
     out: dict[int, str] = {}
     for i, it in enumerate(items):
-        kind = kinds.get(it.get("type"))
+        kind = kinds.get(str(it.get("type")))
         if not kind or any(_label(kind, c) for part in _captions(it) for c in part):
             continue
         for j in (i - 1, i + 1):
@@ -359,14 +402,6 @@ def _algorithm(items: list[dict], i: int, pg: int, used: set[int]) -> Block:
     return Block("algorithm", pg, "\n".join(b for b in body if b), _label("Algorithm", head), caption=head)
 
 
-def _looks_like_ref(text: str) -> bool:
-    """After a non-appendix heading inside the reference list (e.g. "Impact Statement" placed
-    between two columns of references): does this text block continue the list?"""
-    head = text.lstrip()
-    return bool(_BRACKET.match(head) or _AUTHOR_START.match(head) and _YEAR.search(head)
-                or len(text) < 1500 and _YEAR.search(text.rstrip()[-40:]))
-
-
 def _label_warnings(blocks: list[Block]) -> list[str]:
     """One-line warnings on unlabeled, duplicate and skipped Table/Figure numbers."""
     out = []
@@ -382,76 +417,3 @@ def _label_warnings(blocks: list[Block]) -> list[str]:
         if gaps:
             out.append(f"{kind.lower()} numbering skips {', '.join(f'{kind} {n}' for n in gaps)}")
     return out
-
-
-class _RefSplitter:
-    """Split reference-list text into single entries, one text line at a time.
-
-    - Numbered lists ("[12] ..." or "12. ..."): an entry starts at a marker that begins a line, or
-      at a mid-line "[n]" whose n is the next expected number (RawReference.number = n).
-    - Author-year lists: a line starts a new entry unless the open entry is unfinished (ends with
-      "," / "and" / "pp." / no final stop) or the line starts lower-case or with a digit; within a
-      line, ". " + an author start ("Surname, X.", "van der Berg, J.K.", "Surname, Firstname",
-      "Surname X.") splits when the open entry has a year and the text up to the next author
-      start has one too (or, at the line end, is an author list that may go on below).
-    """
-
-    def __init__(self) -> None:
-        self.items: list[list] = []  # [page, text, number]
-        self.style: Optional[str] = None  # "bracket", "dot" or "author", fixed by the first line
-
-    def expects(self, text: str) -> bool:
-        """Does ``text`` start with the next "[n]" of a numbered list?"""
-        m = _BRACKET.match(text.lstrip()) if self.style == "bracket" and self.items else None
-        return bool(m and self.items[-1][2] is not None and int(m.group(1)) == self.items[-1][2] + 1)
-
-    def feed(self, text: str, page: int, new_entry: bool = False) -> None:
-        """Add one block's text (lines separated by newlines) found on ``page``."""
-        for k, raw in enumerate(text.split("\n")):
-            if line := " ".join(repair_chars(raw).split()):
-                self._line(line, page, new_entry and k == 0)
-
-    def _add(self, page: int, text: str, number: Optional[int] = None, new: bool = True) -> None:
-        if new or not self.items:
-            self.items.append([page, text, number])
-        else:  # continuation: join_lines repairs a hyphenated break ("confi-" + "dence")
-            self.items[-1][1] = join_lines([self.items[-1][1], text])
-
-    def _line(self, line: str, page: int, force: bool) -> None:
-        if self.style is None:
-            self.style = "bracket" if _BRACKET.match(line) else "dot" if _DOT.match(line) else "author"
-        if self.style == "author":
-            bounds = [0] + [m.end() for m in _MID_START.finditer(line)] + [len(line)]
-            segs = [line[x:y].strip() for x, y in zip(bounds, bounds[1:])]
-            self._add(page, segs[0], new=force or not self.items or self._starts_entry(line))
-            for k, seg in enumerate(segs[1:], 2):
-                open_list = k == len(segs) and len(_AUTHOR_PAIR.findall(seg[:150])) >= 2
-                self._add(page, seg, new=bool(_YEAR.search(self.items[-1][1]) and (_YEAR.search(seg) or open_list)))
-            return
-        last = self.items[-1][2] if self.items else None
-        marks: list[tuple[int, int, int]] = []  # (start, number, end of marker)
-        if self.style == "bracket":
-            for m in _BRACKET.finditer(line):
-                n, prev = int(m.group(1)), marks[-1][1] if marks else last
-                if m.start() == 0 or line[m.start() - 1] == " " and prev is not None and n == prev + 1:
-                    marks.append((m.start(), n, m.end()))
-        elif (m := _DOT.match(line)) and (last is None or int(m.group(1)) == last + 1):
-            marks.append((0, int(m.group(1)), m.end()))
-        if head := line[: marks[0][0] if marks else len(line)].strip():
-            self._add(page, head, new=False)
-        for k, (_, n, end) in enumerate(marks):
-            self._add(page, line[end: marks[k + 1][0] if k + 1 < len(marks) else len(line)].strip(), n)
-
-    def _starts_entry(self, line: str) -> bool:
-        """Does a line (or a block's first line) start a new author-year entry?"""
-        cur = self.items[-1][1].rstrip()
-        if _OPEN_END.search(cur):
-            return False
-        done = cur.endswith((".", "?", "!", ")", "]"))
-        if _AUTHOR_START.match(line) or line[0].isupper() or line[0] in "\u201c\"'":
-            return done or bool(_AUTHOR_START.match(line) and _YEAR.search(cur))
-        return bool(line[0].islower() and done and _YEAR.search(cur) and _AUTHOR_PAIR.search(line[:80]))
-
-    def entries(self) -> list[RawReference]:
-        """Entries as RawReference: page of the block where each starts, number as printed or None."""
-        return [RawReference(page=p, raw=t, number=n) for p, t, n in self.items if t.strip()]

@@ -1,0 +1,104 @@
+"""The ``mineru`` parser of :mod:`ingest.parsers`: a PDF and the MinerU output beside it (or
+a run of the ``mineru`` command) -> :class:`ingest.document.ParsedDocument`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+from ingest.document import BadInputError, Block, ParsedDocument
+from ingest.metadata import venue_year_from_text
+from ingest.parsers.base import CROP_DPI
+from ingest.parsers.mineru.content_list import parse_content_list
+from ingest.parsers.pymupdf import Crops, open_pdf
+
+
+def find_content_list(pdf: Path) -> Optional[Path]:
+    """MinerU output beside ``pdf``: ``<stem>_content_list.json``, ``<stem>/auto/<stem>_content_list.json``
+    (the MinerU CLI's layout), ``<stem>/content_list.json`` or ``content_list.json`` in the
+    PDF's folder (the first that exists), or None."""
+    stem = pdf.stem
+    for cand in (
+        pdf.with_name(f"{stem}_content_list.json"),
+        pdf.parent / stem / "auto" / f"{stem}_content_list.json",
+        pdf.parent / stem / "content_list.json",
+        pdf.parent / "content_list.json",
+    ):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def run_mineru(pdf: Path, work: Path) -> Path:
+    """Run the MinerU CLI (``mineru -p PDF -o WORK``) on one PDF; returns its content_list.json
+    under ``work``. Raises BadInputError when the command is not installed or fails."""
+    exe = shutil.which("mineru")
+    if exe is None:
+        raise BadInputError(
+            f"{pdf.name}: no MinerU output beside it (<stem>_content_list.json or content_list.json) and "
+            "the mineru command is not installed: install MinerU with its models, or use --parser pymupdf"
+        )
+    proc = subprocess.run([exe, "-p", str(pdf), "-o", str(work)], capture_output=True, text=True)
+    found = sorted(work.rglob("*content_list.json"))
+    if proc.returncode != 0 or not found:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise BadInputError(f"{pdf.name}: mineru failed ({tail[0][:200]}): check its models or use --parser pymupdf")
+    return found[0]
+
+
+class MinerUParser:
+    """Parse a PDF from MinerU's output; an :class:`ingest.parsers.base.Parser`.
+
+    The content list is :func:`find_content_list` beside the PDF, else the output of
+    :func:`run_mineru` in a new temporary folder. The PDF gives the page count, the venue and
+    year when MinerU's output has neither (page-1 text, :func:`ingest.metadata.venue_year_from_text`),
+    and the crops of objects whose image MinerU did not leave: ``image_dir``, ``image_ref`` and
+    ``dpi`` as for :class:`ingest.parsers.pymupdf.PyMuPDFParser` (MinerU's own crops are copied
+    into ``image_dir``). Raises BadInputError for a PDF that does not open
+    (:func:`ingest.parsers.pymupdf.open_pdf`), unusable MinerU output, or no output and no MinerU.
+    """
+
+    name = "mineru"
+
+    def __init__(self, image_dir: Optional[Path] = None, image_ref: str = "", dpi: int = CROP_DPI) -> None:
+        self.crops = Crops(image_dir, image_ref, dpi)
+
+    def parse(self, path: Path, paper_id: str) -> ParsedDocument:
+        """Parse the PDF at ``path`` (``paper_id`` is not used: MinerU warnings carry no id)."""
+        pdf = Path(path)
+        doc = open_pdf(pdf)
+        try:
+            content = find_content_list(pdf)
+            if content is None:
+                content = run_mineru(pdf, Path(tempfile.mkdtemp(prefix="lit3r-mineru-")))
+            parsed = parse_content_list(content, n_pages=doc.page_count)
+            if parsed.venue is None and parsed.year is None:  # MinerU output has no venue: read page 1
+                parsed.venue, parsed.year = venue_year_from_text(doc[0].get_text())
+            for b in parsed.blocks:
+                self._image(b, doc, content.parent)
+        finally:
+            doc.close()
+        return parsed
+
+    def _image(self, b: Block, doc, content_dir: Path) -> None:
+        """Bring MinerU's crop of ``b`` (its ``image``, relative to ``content_dir``) into the
+        corpus folder, or crop the block's ``region`` from the PDF; ``b.image`` is None without
+        an image folder or when neither exists."""
+        src = content_dir / b.image if b.image else None
+        b.image = None
+        img_dir = self.crops.image_dir
+        if img_dir is None:
+            return
+        if src is not None and src.is_file():
+            img_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, img_dir / src.name)
+            b.image = self.crops.image_ref + src.name
+        elif b.region and b.object_id:
+            page = doc[b.page - 1]
+            w, h = page.rect.width, page.rect.height
+            x0, y0, x1, y1 = b.region
+            b.image = self.crops.object_crop(page, (x0 * w, y0 * h, x1 * w, y1 * h), b.page, b.object_id)

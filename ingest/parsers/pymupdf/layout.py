@@ -1,0 +1,165 @@
+"""Block classification and reading order for the PyMuPDF parser.
+
+Steps 3 and 6 of the method in :mod:`ingest.parsers.pymupdf`, on the blocks of one page:
+
+- :func:`is_prose`, :func:`heading_text` and :func:`display_math` classify a block (running
+  text, a heading, an unnumbered display equation);
+- :func:`split_heading` and :func:`split_captions` split blocks that PyMuPDF merged (a heading
+  on top of its paragraph; a caption below its table);
+- :func:`order` puts blocks in reading order: full-width blocks split the page into bands, and
+  inside a band the left column is read before the right one (two-column layouts).
+
+The shared patterns (captions, headings, the references heading, appendix headings, years)
+live here too. Coordinates are PDF points.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ingest.parsers.pymupdf.pages import PBlock
+
+CAPTION = re.compile(
+    r"^(?P<kind>Table|TABLE|Tab\.|Figure|FIGURE|Fig\.|Algorithm|ALGORITHM)\s*"
+    r"(?P<num>\d{1,3}|[IVX]{1,5}|[A-Z]\.?\d{1,2})(?P<punct>\s*[:.|\u2014\u2013-])?"
+)
+HEADING_NUM = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2}){0,3}\.?|[A-H](?:\.\d{1,2}){0,3}\.?|[IVX]{1,4}\.)\s+\S")
+NAMED_HEADINGS = re.compile(
+    r"^(?:abstract|introduction|related work|background|method(?:s|ology)?|experiments?|results|"
+    r"discussion|conclusions?|limitations|acknowledge?ments?|references|bibliography|appendix|"
+    r"appendices|ethics statement|broader impact)\b",
+    re.I,
+)
+REFS_HEADING = re.compile(
+    r"^(?:\d{1,2}\.?\s*|[A-Z]\.?\s+)?(?:references|bibliography|literature cited|references and notes)\s*$",
+    re.I,
+)
+APPENDIX_HEADING = re.compile(
+    r"^(?:appendix|appendices|supplementary|checklist|neurips paper checklist|"
+    r"[A-H](?:\.\d{1,2})?\.?\s+[A-Z][A-Za-z])",
+)
+YEAR = re.compile(r"\b(?:19|20)\d\d[a-z]?\b")
+_MATH = re.compile(r"[=\u2211\u220f\u222b\u221a\u2264\u2265\u2248\u00b7\u00d7\u2208\u2192]|[\u0391-\u03c9]")
+
+#: A heading line is larger than the body font by at least this many points (or bold).
+HEADING_SIZE_STEP = 0.9
+#: Blocks within this many points of the page's vertical middle still belong to a column.
+COLUMN_SLACK = 12
+#: Prose: at least this many characters, this share of plain words, this many characters a line.
+_PROSE_CHARS, _PROSE_WORDS, _PROSE_LINE_CHARS = 80, 0.55, 35
+#: A heading: at most this many lines and this many characters.
+_HEADING_LINES, _HEADING_CHARS = 3, 120
+#: A caption line inside a block starts within this many points of the block's left edge.
+_CAPTION_INDENT = 40
+#: An unnumbered display equation: 5..300 characters, at most 4 lines, narrower than this
+#: fraction of the page width.
+_MATH_WIDTH = 0.45
+
+
+def is_prose(b: PBlock) -> bool:
+    """Running text: long enough, mostly plain words, long lines on average."""
+    text = b.text
+    if len(text) < _PROSE_CHARS:
+        return False
+    words = text.split()
+    alpha = sum(1 for w in words if re.fullmatch(r"[A-Za-z][a-z\-']+[,.;:]?", w))
+    avg_line = len(text) / len(b.lines)
+    return alpha >= _PROSE_WORDS * len(words) and avg_line >= _PROSE_LINE_CHARS
+
+
+def _styled(b: PBlock, text: str, body_size: float) -> bool:
+    """Every line bold or larger than the body font; or a short numbered subsection heading
+    without a final period ("3.1.2 e-MERLIN detection ..." set in italics)."""
+    styled = all(ln.bold or ln.size >= body_size + HEADING_SIZE_STEP for ln in b.lines)
+    if not styled and len(b.lines) <= 2 and re.match(r"^\d{1,2}(?:\.\d{1,2}){1,3}\s+[A-Z]", text) and len(text) < 90:
+        styled = not text.endswith(".")
+    return styled
+
+
+def heading_text(b: PBlock, body_size: float) -> Optional[str]:
+    """Text of a heading block, or None. Headings: <= 3 short lines, bold or larger font, or
+    all capitals with a section number or a known section name; not a caption, not mostly
+    digits, not a table-of-contents line. "References" alone on its line is always a heading.
+    ``body_size``: the body font size (points)."""
+    if len(b.lines) > _HEADING_LINES:
+        return None
+    text = " ".join(ln.text for ln in b.lines).strip()
+    if not (2 <= len(text) <= _HEADING_CHARS) or text.endswith((".", ",", ";", ":")) and not HEADING_NUM.match(text):
+        return None
+    if CAPTION.match(text):
+        return None
+    if len(b.lines) == 1 and REFS_HEADING.match(text):
+        return text  # "References" alone on its line is the heading, whatever its font
+    styled = _styled(b, text, body_size)
+    caps = text.isupper() and len(text) > 4 and sum(c.isalpha() for c in text) > 4
+    if (styled or caps) and (HEADING_NUM.match(text) or NAMED_HEADINGS.match(text) or styled):
+        if sum(c.isdigit() for c in text) > 0.4 * len(text):
+            return None
+        if HEADING_NUM.match(text) and re.search(r"[A-Za-z)][\s.]+\d{1,3}$", text):
+            return None  # a table-of-contents line: "2 Tokenizer & Model 3"
+        return text
+    return None
+
+
+def split_heading(b: PBlock, body_size: float) -> list[PBlock]:
+    """Split a block whose first line(s) form a heading and the rest a paragraph."""
+    n = 0
+    for ln in b.lines[:_HEADING_LINES]:
+        if ln.bold or ln.size >= body_size + HEADING_SIZE_STEP:
+            n += 1
+        else:
+            break
+    if 0 < n < len(b.lines):
+        head = PBlock(b.lines[:n])
+        if heading_text(head, body_size):
+            return [head, PBlock(b.lines[n:])]
+    return [b]
+
+
+def split_captions(b: PBlock) -> list[PBlock]:
+    """Split a block at a caption line inside it ("...table rows" + "Table 4: ..."): PyMuPDF
+    often files a caption set below a table into the table's own block."""
+    for k in range(1, len(b.lines)):
+        m = CAPTION.match(b.lines[k].text)
+        if m and m.group("punct") and b.lines[k].x0 <= b.x0 + _CAPTION_INDENT:
+            return [PBlock(b.lines[:k])] + split_captions(PBlock(b.lines[k:]))
+    return [b]
+
+
+def is_two_column(blocks: list[PBlock], width: float) -> bool:
+    """At least two blocks in each half of a page ``width`` points wide."""
+    mid = width / 2
+    return (len([b for b in blocks if b.x1 <= mid + COLUMN_SLACK]) >= 2
+            and len([b for b in blocks if b.x0 >= mid - COLUMN_SLACK]) >= 2)
+
+
+def order(blocks: list[PBlock], width: float) -> list[PBlock]:
+    """Reading order: full-width blocks cut bands; in each band, left column then right.
+    Pages without two blocks in each column are read top to bottom, left to right."""
+    mid = width / 2
+    left = [b for b in blocks if b.x1 <= mid + COLUMN_SLACK]
+    right = [b for b in blocks if b.x0 >= mid - COLUMN_SLACK and b not in left]
+    span = [b for b in blocks if b not in left and b not in right]
+    if len(right) < 2 or len(left) < 2:
+        return sorted(blocks, key=lambda b: (round(b.y0), b.x0))
+    out: list[PBlock] = []
+    top = -1.0
+    for s in sorted(span, key=lambda b: b.y0) + [None]:
+        bottom = s.y0 if s is not None else float("inf")
+        for col in (left, right):
+            band = [b for b in col if top <= (b.y0 + b.y1) / 2 < bottom]
+            out.extend(sorted(band, key=lambda b: b.y0))
+        if s is not None:
+            out.append(s)
+            top = (s.y0 + s.y1) / 2
+    return out
+
+
+def display_math(b: PBlock, width: float) -> bool:
+    """An unnumbered display equation: a short, narrow, non-prose block with math symbols
+    (two or more, one of them "=")."""
+    text = b.text
+    if is_prose(b) or len(text) > 300 or len(text) < 5 or len(b.lines) > 4:
+        return False
+    return len(_MATH.findall(text)) >= 2 and "=" in text and (b.x1 - b.x0) < _MATH_WIDTH * width
