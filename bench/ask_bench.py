@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from lit3r.config import load_settings  # noqa: E402
-from lit3r.engine import Engine  # noqa: E402
-from lit3r.fusion import recall_at  # noqa: E402
+from lit3r.littraceqa.metrics import recall_at_k  # noqa: E402
+from lit3r.pipeline.engine import Engine  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "data" / "corpus"
 KS = (1, 5, 10, 50)
@@ -90,8 +90,8 @@ def main() -> None:
         sub = res.submission()
         rows.append({
             "multi": len(gp) > 1, "latency": dt,
-            "a": [recall_at([p for p, _ in res.ranking_a], gp, k) for k in KS],
-            "ab": [recall_at(res.candidates, gp, k) for k in KS],
+            "a": [recall_at_k([p for p, _ in res.ranking_a], gp, k) for k in KS],
+            "ab": [recall_at_k(res.candidates, gp, k) for k in KS],
             "hit": evidence_hit(sub["evidence"], g["evidence"]),
             "mc": (sub["answer"].get("multiple_choice", {}).get("gold") == g["answer"]["multiple_choice"]["gold"])
             if "multiple_choice" in g["answer"] else None,

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from lit3r.build import build_stores  # noqa: E402
 from lit3r.config import load_settings  # noqa: E402
-from lit3r.engine import Engine  # noqa: E402
+from lit3r.pipeline.engine import Engine  # noqa: E402
 from tests.servers import neo4j_server, opensearch_server  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "data" / "corpus"
@@ -76,10 +76,10 @@ def main() -> None:
         vecs = [(emb.encoder.encode_queries([q])[0], 50) for q in qs]
         for name, engine in (("embedded", emb), ("neo4j+opensearch", srv)):
             g, i = engine.graph, engine.index
-            print(f"{name:17s} coupling {median_ms(lambda p: g.coupled_papers(p, 2, 50), seeds):6.1f} ms  "
-                  f"paper BM25 {median_ms(lambda p: i.paper_bm25(i.paper_head(p, 1200), 51), seeds):6.1f} ms  "
-                  f"chunk BM25 {median_ms(lambda q: i.chunk_bm25(q, 200), [(q,) for q in qs]):6.1f} ms  "
-                  f"k-NN {median_ms(lambda v, k: i.chunk_dense(v, k), vecs):6.1f} ms (medians)")
+            print(f"{name:17s} coupling {median_ms(lambda p, g=g: g.coupled_papers(p, 2, 50), seeds):6.1f} ms  "
+                  f"paper BM25 {median_ms(lambda p, i=i: i.paper_bm25(i.paper_head(p, 1200), 51), seeds):6.1f} ms  "
+                  f"chunk BM25 {median_ms(lambda q, i=i: i.chunk_bm25(q, 200), [(q,) for q in qs]):6.1f} ms  "
+                  f"k-NN {median_ms(lambda v, k, i=i: i.chunk_dense(v, k), vecs):6.1f} ms (medians)")
             t = time.perf_counter()
             for q in qs:
                 engine.ask(q)

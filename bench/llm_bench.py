@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from lit3r.config import load_settings  # noqa: E402
-from lit3r.engine import Engine  # noqa: E402
-from lit3r.fusion import recall_at  # noqa: E402
+from lit3r.littraceqa.metrics import recall_at_k  # noqa: E402
+from lit3r.pipeline.engine import Engine  # noqa: E402
 from tests.servers import llama_server  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "data" / "corpus"
@@ -37,7 +37,7 @@ def run(engine: Engine, questions, gold) -> dict:
         t = time.perf_counter()
         res = engine.ask(q["question"], query_id=q["query_id"])
         secs.append(time.perf_counter() - t)
-        rec.append([recall_at(res.candidates, gold[q["query_id"]], k) for k in KS])
+        rec.append([recall_at_k(res.candidates, gold[q["query_id"]], k) for k in KS])
         calls.append(res.usage.calls)
         ptok.append(res.usage.prompt_tokens)
         ctok.append(res.usage.completion_tokens)

@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 from ingest.corpus import ingest_metadata_only  # noqa: E402
 from lit3r.build import build_stores  # noqa: E402
 from lit3r.config import load_settings  # noqa: E402
-from lit3r.engine import Engine  # noqa: E402
-from lit3r.evaluate import RECALL_KS, recall_at_k  # noqa: E402
+from lit3r.littraceqa.metrics import RECALL_KS, recall_at_k  # noqa: E402
+from lit3r.pipeline.engine import Engine  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "littraceqa"
 

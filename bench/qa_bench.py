@@ -26,10 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lit3r.batch import run_batch  # noqa: E402
 from lit3r.config import load_settings  # noqa: E402
-from lit3r.engine import Engine  # noqa: E402
-from lit3r.evaluate import RECALL_KS, candidate_recall, evaluate, plot_recall  # noqa: E402
+from lit3r.littraceqa.batch import run_batch  # noqa: E402
+from lit3r.littraceqa.metrics import RECALL_KS, candidate_recall, evaluate, plot_recall  # noqa: E402
+from lit3r.pipeline.engine import Engine  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "data" / "corpus"
 

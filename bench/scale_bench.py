@@ -17,7 +17,7 @@ for 2.56M chunks on 2 cores), so the stores, not the model, are measured. Prints
 JSON object: papers, chunks, build_s (and its encode share), build_peak_rss_gb, index_gb,
 open_s, open_rss_gb (and its anonymous part; the rest is memory-mapped files in the page
 cache), ask_p50_s, ask_p95_s, per-stage ask timings, round5_p50_s, incremental_s. ``--keep HOME``: leave the home (``lit3r --home HOME ask ...`` opens it).
-``--servers``: start the test Neo4j and OpenSearch (tests/servers/, heaps ``LIT3R_NEO4J_HEAP`` /
+``--servers``: start the test Neo4j and OpenSearch (tests/servers/, heaps ``NEO4J_TEST_HEAP`` /
 ``OPENSEARCH_HEAP``, default 3g each, full JIT) and run everything through them: the build loads the
 servers (load rates are printed), and the asks read only the servers.
 """
@@ -29,9 +29,7 @@ import json
 import os
 import random
 import re
-import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -184,8 +182,8 @@ def rss(kind="VmRSS"):
             return int(line.split()[1]) / 2**20
 t0 = time.perf_counter()
 from lit3r.config import load_settings
-from lit3r.engine import Engine
-from lit3r.fusion import Pool
+from lit3r.pipeline.engine import Engine
+from lit3r.pipeline.pool import Pool
 s = load_settings(home=sys.argv[1])
 t = time.perf_counter()
 engine = Engine(s)
@@ -205,7 +203,7 @@ for q in questions:
 rounds = []
 for i in range(0, len(questions) - 4, 5):
     t = time.perf_counter()
-    engine.retriever.subqueries(questions[i:i + 5], Pool())
+    engine.search.run(questions[i:i + 5], Pool(engine.search.paper_of))
     rounds.append(time.perf_counter() - t)
 idx = engine.index
 qv = engine.encoder.encode_queries(questions[:5])
@@ -241,9 +239,9 @@ def _start_servers(work: Path):
 
     # production-like JVMs: bigger heaps, and the full JIT (the test launchers stop at C1 to
     # start faster, which makes HNSW indexing and Cypher several times slower)
-    os.environ.setdefault("LIT3R_NEO4J_HEAP", "3g")
+    os.environ.setdefault("NEO4J_TEST_HEAP", "3g")
     os.environ.setdefault("OPENSEARCH_HEAP", "3g")
-    os.environ.setdefault("LIT3R_NEO4J_FULL_JIT", "1")
+    os.environ.setdefault("NEO4J_TEST_FULL_JIT", "1")
     os.environ.setdefault("OPENSEARCH_JAVA_OPTS", "-XX:TieredStopAtLevel=4")
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -281,7 +279,7 @@ def main() -> None:
     servers = _start_servers(home.parent / f"{home.name}-servers") if args.servers else None
     if servers:
         neo, osr = servers
-        config = (f'backend = "neo4j+opensearch"\n' + config +
+        config = ('backend = "neo4j+opensearch"\n' + config +
                   f'[neo4j]\nuri = "{neo.uri}"\nuser = ""\n[opensearch]\nurl = "{osr.url}"\nindex_prefix = "scale"\n')
     if config:
         (home / "config.toml").write_text(config)

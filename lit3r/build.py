@@ -38,11 +38,15 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 from tqdm import tqdm
 
+from graph.atomic import write_text_atomic
 from graph.embedded import GraphWriter
+from graph.errors import IndexDamaged
 from graph.records import Neighbour, Paper
+from graph.search.embedded import DB_NAME, stored_dim, top_k_with_ties
+from graph.search.embedded_writer import IndexWriter
 from ingest.corpus import PaperRecords, corpus_size, iter_corpus
 from lit3r.config import Settings
-from graph.search.embedded import DB_NAME, IndexDamaged, IndexWriter, stored_dim
+from lit3r.errors import BuildLocked, NotBuiltError
 
 BUILD_VERSION = "2"
 #: Chunks encoded and committed together (one batch of the stream).
@@ -102,8 +106,7 @@ def top_k_neighbours(paper_ids: Sequence[str], vectors: np.ndarray, k: int,
         sims = vectors[part] @ vectors.T
         for row, i in zip(sims, part):
             row[i] = -np.inf
-            top = np.argpartition(-row, kk - 1)[:kk]
-            top = sorted(top, key=lambda j: (-row[j], paper_ids[j]))
+            top = sorted(top_k_with_ties(row, kk), key=lambda j: (-row[j], paper_ids[j]))[:kk]
             out.extend(Neighbour.model_construct(paper_id=paper_ids[i], neighbour_id=paper_ids[j], score=float(row[j]),
                                                  rank=rank) for rank, j in enumerate(top, start=1))
     return out
@@ -194,7 +197,7 @@ def build_stores(settings: Settings, *, progress: bool = False, force: bool = Fa
     ``force``: rebuild from scratch (re-encode everything); ``encoder_loader``: builds an
     encoder from a model spec (default :func:`lit3r.models.load_encoder`); ``batch_chunks``:
     chunks per committed batch (default: about :data:`BATCH_SECONDS` of encoding, measured).
-    Raises FileNotFoundError when no corpus has been ingested there,
+    Raises NotBuiltError when no corpus has been ingested there,
     :class:`ingest.corpus.CorpusOrderError` for out-of-order corpus files,
     :class:`BuildLocked` while another build of the same folder runs, and
     ``lit3r.models.ModelError`` when an encoder cannot be loaded.
@@ -205,13 +208,9 @@ def build_stores(settings: Settings, *, progress: bool = False, force: bool = Fa
     t0 = time.perf_counter()
     n_papers = corpus_size(home)
     if not (home / "papers.jsonl").is_file():
-        raise FileNotFoundError(f"no corpus in {home}: run `lit3r ingest PDF_DIR` first")
+        raise NotBuiltError(f"no corpus in {home}: run `lit3r ingest PDF_DIR` first")
     with _build_lock(home):
         return _build(settings, home, n_papers, t0, force, encoder_loader or load_encoder, batch_chunks, progress)
-
-
-class BuildLocked(RuntimeError):
-    """Another build of the same data folder is running."""
 
 
 @contextlib.contextmanager
@@ -243,179 +242,224 @@ def _build_lock(home: Path):
 
 def _build(settings: Settings, home: Path, n_papers: int, t0: float, force: bool, loader: Callable,
            batch_chunks: Optional[int], progress: bool) -> BuildReport:
-    final = settings.index_dir
-    fmt = _format(settings)
-    state = _index_state(final)
-    in_place = not force and state is not None and state.get("format") == fmt
-    target = final if in_place else final.with_name(final.name + ".new")
-    if not in_place:
-        new_state = _index_state(target)
-        if force or new_state is None or new_state.get("format") != fmt or not _readable(target):
-            _remove(target)
-    target.mkdir(parents=True, exist_ok=True)
-    if not (target / "manifest.json").is_file():
-        (target / "manifest.json").write_text(json.dumps({"format": fmt}, indent=2), encoding="utf-8")
-    enc = _Encoders(settings, loader)
-    report = BuildReport()
-    secs = report.seconds
-    for k in ("stream", "encode", "stage", "publish", "neighbours"):
-        secs[k] = 0.0
+    """One build under the lock: choose the folder, stream and stage, publish, link, swap in."""
+    return _Build(settings, home, force, loader, batch_chunks, progress).run(n_papers, t0)
 
-    if in_place and not _readable(target):
-        raise IndexDamaged(f"the index in {target} is unreadable: run `lit3r ingest PDF_DIR --rebuild` to rebuild it")
-    dim = stored_dim(target)
-    try:
-        writer = IndexWriter(target, dim=dim or enc.chunk.dim, k1=settings.retrieve.bm25_k1,
-                             b=settings.retrieve.bm25_b)
-    except sqlite3.DatabaseError as exc:
-        raise IndexDamaged(f"the index in {target} is unreadable ({exc}): run `lit3r ingest PDF_DIR --rebuild` "
-                           f"to rebuild it") from None
-    try:
-        graph = GraphWriter(writer.con, direct=not in_place)
-        live_s, staged_s = writer.live(), writer.staged()
-        live_g, staged_g = graph.live_hashes(), graph.staged_hashes()
+
+class _Build:
+    """The steps of one build (module docstring). ``in_place``: the live index is updated in
+    its folder; otherwise a new index is built in ``index.new`` and swapped in at the end."""
+
+    def __init__(self, settings: Settings, home: Path, force: bool, loader: Callable, batch_chunks: Optional[int],
+                 progress: bool) -> None:
+        self.settings, self.home, self.progress = settings, home, progress
+        self.final = settings.index_dir
+        self.fmt = _format(settings)
+        self.state = _index_state(self.final)
+        self.in_place = not force and self.state is not None and self.state.get("format") == self.fmt
+        self.target = self.final if self.in_place else self.final.with_name(self.final.name + ".new")
+        self.force = force
+        self.enc = _Encoders(settings, loader)
+        self.report = BuildReport()
+        self.secs = self.report.seconds
+        for k in ("stream", "encode", "stage", "publish", "neighbours"):
+            self.secs[k] = 0.0
+        self.fixed = batch_chunks
+        self.size = MIN_BATCH_CHUNKS
+        self.batch: list[tuple[PaperRecords, str, str, bool, bool]] = []
+        self.pending = 0
+
+    def run(self, n_papers: int, t0: float) -> BuildReport:
+        self._prepare_target()
+        self.writer = self._open_writer()
+        try:
+            self.graph = GraphWriter(self.writer.con, direct=not self.in_place)
+            seen = self._stream(n_papers)
+            removed = sorted(set(self.live_g) - seen)
+            self.report.removed_papers = len(removed)
+            self._drop_stale(seen)
+            publish = bool(self.graph.staged_hashes()) or bool(self.writer.staged()) or bool(removed) \
+                or not self.in_place
+            relink = publish or (self.state or {}).get("similar_k") != self.settings.relate.similar_k
+            if not relink:
+                self.report.skipped = True
+                _sync(self.settings, self.report, self.progress)
+                self.secs["total"] = time.perf_counter() - t0
+                return self.report
+            self._publish_and_link(removed, publish)
+        finally:
+            self.writer.close()
+        if not self.in_place:
+            self._swap_in()
+        _sync(self.settings, self.report, self.progress)
+        self.secs["total"] = time.perf_counter() - t0
+        self._write_manifest()
+        return self.report
+
+    def _prepare_target(self) -> None:
+        """Clear a leftover ``index.new`` that cannot be resumed; write the format stub."""
+        if not self.in_place:
+            new_state = _index_state(self.target)
+            if self.force or new_state is None or new_state.get("format") != self.fmt or not _readable(self.target):
+                _remove(self.target)
+        self.target.mkdir(parents=True, exist_ok=True)
+        if not (self.target / "manifest.json").is_file():
+            (self.target / "manifest.json").write_text(json.dumps({"format": self.fmt}, indent=2), encoding="utf-8")
+
+    def _open_writer(self) -> IndexWriter:
+        """The index writer of the target folder (IndexDamaged when it cannot be read)."""
+        target = self.target
+        if self.in_place and not _readable(target):
+            raise IndexDamaged(f"the index in {target} is unreadable: run `lit3r ingest PDF_DIR --rebuild` to rebuild it")
+        dim = stored_dim(target)
+        try:
+            return IndexWriter(target, dim=dim or self.enc.chunk.dim, k1=self.settings.retrieve.bm25_k1,
+                               b=self.settings.retrieve.bm25_b)
+        except sqlite3.DatabaseError as exc:
+            raise IndexDamaged(f"the index in {target} is unreadable ({exc}): run `lit3r ingest PDF_DIR --rebuild` "
+                               f"to rebuild it") from None
+
+    def _stream(self, n_papers: int) -> set[str]:
+        """Stream the corpus files paper by paper and stage the new or changed papers in batches
+        of about ``BATCH_SECONDS`` of encoding; returns the ids seen."""
+        writer, graph, report = self.writer, self.graph, self.report
+        self.live_s, self.staged_s = writer.live(), writer.staged()
+        self.live_g, self.staged_g = graph.live_hashes(), graph.staged_hashes()
         seen: set[str] = set()
-        batch: list[tuple[PaperRecords, str, str, bool, bool]] = []
-        pending = 0
-        bar = tqdm(total=n_papers, desc="building index", unit="paper", disable=not progress, mininterval=2)
-
-        fixed = batch_chunks
-        size = MIN_BATCH_CHUNKS
-
-        def flush() -> None:
-            nonlocal batch, pending, size
-            if not batch:
-                return
-            ts = time.perf_counter()
-            todo = [(rec, ch, ph) for rec, ch, ph, _, s in batch if s]
-            cached = {ch: writer.cached_vectors(ch, len(rec.chunks)) for rec, ch, _ in todo}
-            need = [(rec, ch) for rec, ch, _ in todo if cached[ch] is None]
-            texts = [c["text"] for rec, _ in need for c in rec.chunks]
-            fresh = enc.chunk.encode(texts) if texts else np.zeros((0, writer.dim), np.float32)
-            pneed = [(rec, ph) for rec, _, ph in todo if writer.cached_paper_vector(ph) is None]
-            pfresh = enc.paper.encode([paper_text_for_encoder(rec.paper) for rec, _ in pneed]) if pneed else None
-            took = time.perf_counter() - ts
-            secs["encode"] += took
-            if texts and fixed is None and took > 0:  # size the next batch to BATCH_SECONDS of encoding
-                size = min(MAX_BATCH_CHUNKS, max(MIN_BATCH_CHUNKS, int(len(texts) / took * BATCH_SECONDS)))
-            ts = time.perf_counter()
-            writer.begin()
-            i = 0
-            by_hash = {}
-            for rec, ch in need:
-                by_hash[ch] = np.asarray(fresh[i:i + len(rec.chunks)], np.float32)
-                i += len(rec.chunks)
-            pby = {ph: np.asarray(pfresh[j], np.float32) for j, (_, ph) in enumerate(pneed)}
-            for rec, ch, ph, graph_todo, search in batch:
-                pid = rec.paper_id
-                if graph_todo:
-                    if pid in staged_g:
-                        graph.unstage([pid])
-                    graph.stage(rec.paper, rec.chunks, rec.references, rec.digest, rec.text_lines())
-                if not search:
-                    continue
-                if pid in staged_s:
-                    writer.unstage([pid])
-                vecs = by_hash.get(ch)
-                report.encoded_papers += vecs is not None
-                if vecs is None:
-                    vecs = cached[ch] if cached[ch] is not None else np.zeros((0, writer.dim), np.float32)
-                pv = pby.get(ph)
-                pv = pv if pv is not None else writer.cached_paper_vector(ph)
-                texts_p = [c["text"] for c in rec.chunks]
-                writer.add_paper(pid, [c["chunk_id"] for c in rec.chunks], texts_p, vecs, chunk_hash=ch,
-                                 paper_hash=ph, head="\n".join(texts_p), paper_vector=pv)
-            writer.flush_batch()
-            writer.commit()
-            secs["stage"] += time.perf_counter() - ts
-            report.staged_papers += len(batch)
-            batch, pending = [], 0
-
+        bar = tqdm(total=n_papers, desc="building index", unit="paper", disable=not self.progress, mininterval=2)
         ts = time.perf_counter()
-        chunk_name = settings.models.chunk_encoder
-        paper_name = f"{settings.models.paper_encoder}|{settings.models.paper_adapter}"
-        for rec in iter_corpus(home):
+        chunk_name = self.settings.models.chunk_encoder
+        paper_name = f"{self.settings.models.paper_encoder}|{self.settings.models.paper_adapter}"
+        for rec in iter_corpus(self.home):
             pid = rec.paper_id
             seen.add(pid)
             report.papers += 1
             report.chunks += rec.n_chunks
             report.references += len(rec.lines["references"])
-            if live_g.get(pid) == rec.digest and pid in live_s:
-                bar.update()  # unchanged: the same lines give the same chunks, texts and vectors
-                continue
+            bar.update()
+            if self.live_g.get(pid) == rec.digest and pid in self.live_s:
+                continue  # unchanged: the same lines give the same chunks, texts and vectors
             ch = _digest(chunk_name, *(f"{c['chunk_id']}\0{c['text']}" for c in rec.chunks))
             ph = _digest(paper_name, paper_text_for_encoder(rec.paper))
-            g_live, g_staged = live_g.get(pid) == rec.digest, staged_g.get(pid) == rec.digest
-            s_live, s_staged = live_s.get(pid) == (ch, ph), staged_s.get(pid) == (ch, ph)
-            if (g_live or g_staged) and (s_live or s_staged):
+            g_done = self.live_g.get(pid) == rec.digest or self.staged_g.get(pid) == rec.digest
+            s_done = self.live_s.get(pid) == (ch, ph) or self.staged_s.get(pid) == (ch, ph)
+            if g_done and s_done:
                 report.resumed_papers += 1  # done by an interrupted build
-                bar.update()
                 continue
-            batch.append((rec, ch, ph, not (g_live or g_staged), not (s_live or s_staged)))
-            pending += len(rec.chunks)
-            if pending >= (fixed or size):
-                secs["stream"] += time.perf_counter() - ts
-                flush()
+            self.batch.append((rec, ch, ph, not g_done, not s_done))
+            self.pending += len(rec.chunks)
+            if self.pending >= (self.fixed or self.size):
+                self.secs["stream"] += time.perf_counter() - ts
+                self._flush()
                 ts = time.perf_counter()
-            bar.update()
-        secs["stream"] += time.perf_counter() - ts
-        flush()
+        self.secs["stream"] += time.perf_counter() - ts
+        self._flush()
         bar.close()
-        removed = sorted(set(live_g) - seen)
-        report.removed_papers = len(removed)
-        stale = sorted((set(graph.staged_hashes()) | set(writer.staged())) - seen)
-        if stale:  # staged by an interrupted build, gone from the corpus since
-            writer.begin()
-            graph.unstage(stale)
-            writer.unstage(stale)
-            writer.commit()
-        staged_any = bool(graph.staged_hashes()) or bool(writer.staged())
-        publish = staged_any or bool(removed) or not in_place
-        k = settings.relate.similar_k
-        relink = publish or (state or {}).get("similar_k") != k
-        if not relink:
-            report.skipped = True
-            _sync(settings, report, progress)
-            secs["total"] = time.perf_counter() - t0
-            return report
+        return seen
+
+    def _encode(self, todo: list[tuple[PaperRecords, str, str]]) -> tuple[dict, dict, dict]:
+        """``(cached chunk vectors by chunk hash, fresh chunk vectors by hash, fresh paper vectors
+        by paper hash)`` of a batch; resizes the next batch to ``BATCH_SECONDS`` of encoding."""
+        writer = self.writer
+        ts = time.perf_counter()
+        cached = {ch: writer.cached_vectors(ch, len(rec.chunks)) for rec, ch, _ in todo}
+        need = [(rec, ch) for rec, ch, _ in todo if cached[ch] is None]
+        texts = [c["text"] for rec, _ in need for c in rec.chunks]
+        fresh = self.enc.chunk.encode(texts) if texts else np.zeros((0, writer.dim), np.float32)
+        pneed = [(rec, ph) for rec, _, ph in todo if writer.cached_paper_vector(ph) is None]
+        pfresh = self.enc.paper.encode([paper_text_for_encoder(rec.paper) for rec, _ in pneed]) if pneed else None
+        took = time.perf_counter() - ts
+        self.secs["encode"] += took
+        if texts and self.fixed is None and took > 0:
+            self.size = min(MAX_BATCH_CHUNKS, max(MIN_BATCH_CHUNKS, int(len(texts) / took * BATCH_SECONDS)))
+        by_hash: dict[str, np.ndarray] = {}
+        i = 0
+        for rec, ch in need:
+            by_hash[ch] = np.asarray(fresh[i:i + len(rec.chunks)], np.float32)
+            i += len(rec.chunks)
+        pby = {ph: np.asarray(pfresh[j], np.float32) for j, (_, ph) in enumerate(pneed)} if pfresh is not None else {}
+        return cached, by_hash, pby
+
+    def _flush(self) -> None:
+        """Encode and stage the pending batch in one transaction."""
+        if not self.batch:
+            return
+        writer, graph, report = self.writer, self.graph, self.report
+        cached, by_hash, pby = self._encode([(rec, ch, ph) for rec, ch, ph, _, s in self.batch if s])
+        ts = time.perf_counter()
+        writer.begin()
+        for rec, ch, ph, graph_todo, search in self.batch:
+            pid = rec.paper_id
+            if graph_todo:
+                if pid in self.staged_g:
+                    graph.unstage([pid])
+                graph.stage(rec.paper, rec.chunks, rec.references, rec.digest, rec.text_lines())
+            if not search:
+                continue
+            if pid in self.staged_s:
+                writer.unstage([pid])
+            vecs = by_hash.get(ch)
+            report.encoded_papers += vecs is not None
+            if vecs is None:
+                vecs = cached[ch] if cached[ch] is not None else np.zeros((0, writer.dim), np.float32)
+            pv = pby.get(ph)
+            pv = pv if pv is not None else writer.cached_paper_vector(ph)
+            texts_p = [c["text"] for c in rec.chunks]
+            writer.add_paper(pid, [c["chunk_id"] for c in rec.chunks], texts_p, vecs, chunk_hash=ch,
+                             paper_hash=ph, head="\n".join(texts_p), paper_vector=pv)
+        writer.flush_batch()
+        writer.commit()
+        self.secs["stage"] += time.perf_counter() - ts
+        report.staged_papers += len(self.batch)
+        self.batch, self.pending = [], 0
+
+    def _drop_stale(self, seen: set[str]) -> None:
+        """Unstage papers staged by an interrupted build and gone from the corpus since."""
+        stale = sorted((set(self.graph.staged_hashes()) | set(self.writer.staged())) - seen)
+        if stale:
+            self.writer.begin()
+            self.graph.unstage(stale)
+            self.writer.unstage(stale)
+            self.writer.commit()
+
+    def _publish_and_link(self, removed: list[str], publish: bool) -> None:
+        """Publish the staged papers and drop the removed ones (one transaction with the
+        SIMILAR_TO update: incremental where the neighbour count is unchanged)."""
+        writer, graph = self.writer, self.graph
+        k = self.settings.relate.similar_k
         ts = time.perf_counter()
         changed = set(writer.staged())
         writer.begin()
         if publish:
             graph.publish(removed)
             writer.publish(removed)
-        secs["publish"] = time.perf_counter() - ts
+        self.secs["publish"] = time.perf_counter() - ts
         ts = time.perf_counter()
-        if relink:
-            ids, pvecs = writer.live_paper_vectors()
-            if in_place and (state or {}).get("similar_k") == k:
-                affected, neighbours = update_neighbours(graph.neighbour_lists(), ids, pvecs, k, changed)
-                graph.replace_neighbours(affected, neighbours)
-            else:
-                neighbours = top_k_neighbours(ids, pvecs, k)
-                graph.set_neighbours(neighbours)
-            report.neighbours = len(neighbours)
+        ids, pvecs = writer.live_paper_vectors()
+        if self.in_place and (self.state or {}).get("similar_k") == k:
+            affected, neighbours = update_neighbours(graph.neighbour_lists(), ids, pvecs, k, changed)
+            graph.replace_neighbours(affected, neighbours)
+        else:
+            neighbours = top_k_neighbours(ids, pvecs, k)
+            graph.set_neighbours(neighbours)
+        self.report.neighbours = len(neighbours)
         writer.commit()
         writer.cleanup()
-        secs["neighbours"] = time.perf_counter() - ts
-    finally:
-        writer.close()
-    if not in_place:
-        old = final.with_name(final.name + ".old")
+        self.secs["neighbours"] = time.perf_counter() - ts
+
+    def _swap_in(self) -> None:
+        """Replace the live index folder by the new one (the old one is kept until the swap)."""
+        old = self.final.with_name(self.final.name + ".old")
         _remove(old)
-        if final.exists():
-            final.replace(old)
-        target.replace(final)
+        if self.final.exists():
+            self.final.replace(old)
+        self.target.replace(self.final)
         _remove(old)
-    _sync(settings, report, progress)
-    secs["total"] = time.perf_counter() - t0
-    tmp = final / "manifest.json.tmp"
-    tmp.write_text(json.dumps({
-        "format": fmt, "dim": writer.dim, "models": settings.models.model_dump(mode="json"), "similar_k": k,
-        "report": asdict(report)}, indent=2),
-        encoding="utf-8")
-    tmp.replace(final / "manifest.json")
-    return report
+
+    def _write_manifest(self) -> None:
+        write_text_atomic(self.final / "manifest.json", json.dumps({
+            "format": self.fmt, "dim": self.writer.dim, "models": self.settings.models.model_dump(mode="json"),
+            "similar_k": self.settings.relate.similar_k, "report": asdict(self.report)}, indent=2))
 
 
 def _sync(settings: Settings, report: BuildReport, progress: bool) -> None:

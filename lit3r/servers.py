@@ -27,6 +27,7 @@ from typing import Optional
 import numpy as np
 
 from lit3r.config import Settings
+from lit3r.errors import ServersMismatch
 
 #: Chunks per load batch (one Neo4j write and one OpenSearch bulk per batch).
 BATCH_CHUNKS = 5000
@@ -34,10 +35,6 @@ BATCH_CHUNKS = 5000
 
 def _server_hash(graph_hash: str, chunk_hash: str, dim: int) -> str:
     return hashlib.sha256(f"{graph_hash}\0{chunk_hash}\0{dim}".encode()).hexdigest()
-
-
-class ServersMismatch(ValueError):
-    """The Neo4j database holds the corpus of other OpenSearch indices."""
 
 
 #: How to point a Neo4j corpus at other indices (in messages and the README).
@@ -71,7 +68,7 @@ def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optio
     from graph.neo4j_store import neighbours_hash
     from graph.search.embedded import DB_NAME, EmbeddedSearchIndex
     from graph.sqlite import Database
-    from lit3r.backends import neo4j_store, opensearch_index
+    from lit3r.factory import neo4j_store, opensearch_index
 
     t0 = time.perf_counter()
     db = Database(settings.index_dir / DB_NAME, readonly=True)

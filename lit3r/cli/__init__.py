@@ -1,27 +1,52 @@
-"""The ``lit3r`` command line (click). Errors are one sentence plus the fix, never a traceback."""
+"""The ``lit3r`` command line (click). Errors are one sentence plus the fix, never a traceback:
+every :class:`lit3r.errors.Lit3rError`, and the drivers' and SQLite's errors, are caught once,
+in :class:`Lit3rGroup`. Commands never change the settings they load: options become overrides.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import re
 import sqlite3
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any, Optional
 
 import click
 
-from typing import Optional
-
-from pydantic import ValidationError
-
 from ingest.corpus import PARSERS, ingest_corpus, ingest_metadata_only
-from ingest.metadata import MetadataError
-from lit3r.config import load_settings
+from lit3r.cli.params import CYPHER_PARAM, OPTION, PAPER_IDS, TABLE_SCHEMA, options_dict
+from lit3r.cli.render import masked, print_answer, print_table, toml
+from lit3r.config import Settings, load_settings
+from lit3r.errors import Lit3rError, UnknownIdError
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Lit3rGroup(click.Group):
+    """The ``lit3r`` group: runs a command and turns the errors Lit3R expects into one line."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except UnknownIdError as exc:
+            settings = (ctx.obj or {}).get("settings")
+            if settings is not None and settings.backend != "embedded":
+                raise click.ClickException(
+                    f"the servers disagree: {exc} is in one of Neo4j and OpenSearch, not in the other (a load "
+                    f"changed or was edited by hand): run `lit3r ingest PDF_DIR` to repair the load") from None
+            raise click.ClickException(str(exc)) from None
+        except Lit3rError as exc:
+            raise click.ClickException(str(exc)) from None
+        except sqlite3.DatabaseError as exc:
+            settings = (ctx.obj or {}).get("settings")
+            where = f"the index in {settings.index_dir}" if settings is not None else "the index"
+            raise click.ClickException(f"{where} is damaged ({_clean(exc)}): run `lit3r ingest PDF_DIR --rebuild` "
+                                       f"to rebuild it") from None
+        except _server_errors() as exc:
+            settings = (ctx.obj or {}).get("settings")
+            raise click.ClickException(_server_message(settings, exc)) from None
+
+
+@click.group(cls=Lit3rGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="lit3r")
 @click.option("--home", type=click.Path(path_type=Path), default=None, envvar="LIT3R_HOME",
               help="Data folder: the corpus and its index (default: LIT3R_HOME or the per-user data folder).")
@@ -35,12 +60,16 @@ def main(ctx: click.Context, home: Optional[Path]) -> None:
     ctx.obj = {"home": home}
 
 
-def _settings(ctx: click.Context, **overrides):
-    """Effective settings, or a one-line error naming the bad field."""
+def _settings(ctx: click.Context, **overrides: Any) -> Settings:
+    """Effective settings with the command's ``overrides`` (nested dicts merge into the
+    configured values), kept in ``ctx.obj`` for error messages; one-line error naming the bad
+    field."""
     try:
-        return load_settings(**{"home": (ctx.obj or {}).get("home"), **overrides})
-    except (ValidationError, ValueError, OSError) as exc:
+        settings = load_settings(**{"home": (ctx.obj or {}).get("home"), **overrides})
+    except (Lit3rError, OSError) as exc:
         raise click.ClickException(f"bad configuration: {' '.join(str(exc).split())}") from None
+    ctx.obj = {**(ctx.obj or {}), "settings": settings}
+    return settings
 
 
 @main.command()
@@ -82,13 +111,11 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
     if pdf_dir is None and not metadata_only:
         raise click.UsageError("missing PDF_DIR: pass a folder of PDFs (or --metadata-only --metadata POOL.jsonl)")
     try:
-        if metadata_only:
+        if metadata_only or pdf_dir is None:
             report = ingest_metadata_only(metadata_file, out_dir)
         else:
             report = ingest_corpus(pdf_dir, out_dir, metadata_file=metadata_file, parser=parser, workers=workers,
                                    images=images, progress=sys.stderr.isatty() and not as_json, prune=prune)
-    except (FileNotFoundError, NotADirectoryError, MetadataError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
         click.echo("Error: interrupted: parsed papers are kept; run the same command again to resume", err=True)
         sys.exit(130)
@@ -123,22 +150,14 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
         raise click.ClickException(f"none of the {report.files} PDF file(s) could be ingested (reasons above)")
 
 
-def _build(settings, quiet: bool, rebuild: bool = False):
-    from ingest.corpus import CorpusOrderError
-    import sqlite3
-
-    from lit3r.build import BuildLocked, build_stores
-    from lit3r.servers import ServersMismatch
-    from graph.search.embedded import IndexDamaged
-    from lit3r.models import ModelError
+def _build(settings: Settings, quiet: bool, rebuild: bool = False):
+    from lit3r.build import build_stores
 
     if not quiet:
         click.echo(f"updating the index in {settings.index_dir} (new or changed papers are embedded: with the "
                    "default encoder about 1-2 minutes per 1,000 chunks on 2 CPU cores)...", err=True)
     try:
         return build_stores(settings, progress=sys.stderr.isatty() and not quiet, force=rebuild)
-    except (ModelError, CorpusOrderError, BuildLocked, IndexDamaged, ServersMismatch) as exc:
-        raise click.ClickException(str(exc)) from None
     except _server_errors() as exc:
         raise click.ClickException(_server_message(settings, exc) + "; the local index is built, and the next "
                                    "`lit3r ingest` finishes the server load") from None
@@ -154,113 +173,37 @@ def _build(settings, quiet: bool, rebuild: bool = False):
 
 @main.command()
 @click.argument("question")
-@click.option("--option", "options", multiple=True, metavar="LABEL=TEXT",
+@click.option("--option", "options", type=OPTION, multiple=True,
               help="A multiple-choice option, e.g. --option A=78.77 (repeat for each option).")
 @click.option("--json", "as_json", is_flag=True, help="Print the submission object, candidates and timings as JSON.")
 @click.option("--top", default=10, show_default=True, type=click.IntRange(min=1),
               help="Candidates shown in the readable output.")
 @click.option("--llm", "llm", type=click.Choice(["none", "local", "openai"]), default=None,
               help="Override the configured LLM provider for this run.")
-@click.option("--papers", "papers", metavar="ID,ID", default=None,
-              help="Read only these papers: retrieval is skipped.")
-@click.option("--table-schema", "table_schema", metavar="JSON", default=None,
+@click.option("--papers", "papers", type=PAPER_IDS, default=None, help="Read only these papers: retrieval is skipped.")
+@click.option("--table-schema", "table_schema", type=TABLE_SCHEMA, default=None,
               help='Ask for a table answer: \'[{"name": "Method", "type": "string", "is_row_key": true}, ...]\'.')
 @click.pass_context
-def ask(ctx: click.Context, question: str, options: tuple[str, ...], as_json: bool, top: int,
-        llm: Optional[str], papers: Optional[str], table_schema: Optional[str]) -> None:
+def ask(ctx: click.Context, question: str, options: tuple[tuple[str, str], ...], as_json: bool, top: int,
+        llm: Optional[str], papers: Optional[list[str]], table_schema: Optional[list[dict]]) -> None:
     """Answer QUESTION over the ingested corpus, with evidence locators.
 
     Runs Retrieve (hybrid BM25 + dense, RRF, PRF, rerank), Relate (similar papers, bibliographic
     coupling, paper BM25) and Read (the LLM reader when an LLM is configured, else the offline
     extractive reader); the answer line is validated against the stored chunks.
     """
-    from lit3r.engine import Engine
+    from lit3r.pipeline.engine import Engine
 
-    settings = _settings(ctx)
-    if llm:
-        settings.llm.provider = llm
-    opts = {}
-    for o in options:
-        label, sep, text = o.partition("=")
-        if not sep or not label.strip() or not text.strip():
-            raise click.ClickException(f"bad --option {o!r}: write it as LABEL=TEXT, e.g. --option A=78.77")
-        if label.strip().upper() in opts:
-            raise click.ClickException(f"option {label.strip().upper()} is given twice: give each label once")
-        opts[label.strip().upper()] = text.strip()
-    schema = _table_schema(table_schema) if table_schema is not None else None
-    paper_ids = [p.strip() for p in papers.split(",") if p.strip()] if papers is not None else None
-    if paper_ids is not None and not paper_ids:
-        raise click.ClickException("--papers is empty: pass ids like 2007.14062,1706.03762")
-    if paper_ids and any(len(p.split()) > 1 for p in paper_ids):
-        raise click.ClickException("--papers: separate paper ids with commas, e.g. 2007.14062,1706.03762")
-    with _engine_errors(settings):
-        engine = Engine(settings)
-        with engine.snapshot():  # the answer and what is printed about it come from one corpus
-            result = engine.ask(question, options=opts or None, query_id="cli", table_schema=schema,
-                                papers=paper_ids)
-            result.timings["load"] = engine.load_seconds
-            if as_json:
-                click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
-                return
-            _print_answer(engine, result, top, opts)
-
-
-def _table_schema(text: str) -> list[dict]:
-    """``--table-schema`` JSON -> schema columns; one-line errors."""
-    try:
-        schema = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise click.ClickException(f"--table-schema is not valid JSON ({exc.msg}): pass a JSON list of columns") from None
-    if not isinstance(schema, list) or not schema or not all(isinstance(c, dict) and isinstance(c.get("name"), str)
-                                                             for c in schema):
-        raise click.ClickException('--table-schema must be a list of columns like [{"name": "Method", "type": '
-                                   '"string", "is_row_key": true}]')
-    seen = set()
-    for c in schema:
-        c.setdefault("type", "string")
-        if not c["name"].strip():
-            raise click.ClickException("--table-schema: a column has an empty name: name every column")
-        if c["name"] in seen:
-            raise click.ClickException(f"--table-schema: column {c['name']!r} is given twice: name columns uniquely")
-        seen.add(c["name"])
-        if c["type"] not in ("string", "number", "boolean"):
-            raise click.ClickException(f"column {c['name']!r}: type must be string, number or boolean")
-        if not isinstance(c.get("is_row_key", False), bool):
-            raise click.ClickException(f"column {c['name']!r}: is_row_key must be true or false")
-    return schema
-
-
-@contextlib.contextmanager
-def _engine_errors(settings):
-    """One-line errors for what opening the engine or answering can raise."""
-    from lit3r.llm import LLMError
-    from lit3r.models import ModelError
-
-    try:
-        yield
-    except FileNotFoundError as exc:
-        raise click.ClickException(str(exc) if "lit3r ingest" in str(exc) else
-                                   f"no corpus index in {settings.home}: run `lit3r ingest PDF_DIR` first "
-                                   f"(or pass --home)") from None
-    except (ModelError, LLMError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
-    except sqlite3.DatabaseError as exc:
-        raise click.ClickException(f"the index in {settings.index_dir} is damaged ({_clean(exc)}): run "
-                                   f"`lit3r ingest PDF_DIR --rebuild` to rebuild it") from None
-    except _server_errors() as exc:
-        raise click.ClickException(_server_message(settings, exc)) from None
-    except KeyError as exc:
-        if settings.backend == "embedded":
-            raise
-        raise click.ClickException(f"the servers disagree: {exc} is in one of Neo4j and OpenSearch, not in the other "
-                                   f"(a load changed or was edited by hand): run `lit3r ingest PDF_DIR` to repair "
-                                   f"the load") from None
-
-
-def _masked(config: dict) -> dict:
-    """The configuration with secrets (passwords, API keys) shown as "***"."""
-    return {k: _masked(v) if isinstance(v, dict) else ("***" if v and k in ("password", "api_key") else v)
-            for k, v in config.items()}
+    opts = options_dict(options)
+    settings = _settings(ctx, **({"llm": {"provider": llm}} if llm else {}))
+    engine = Engine(settings)
+    with engine.snapshot():  # the answer and what is printed about it come from one corpus
+        result = engine.ask(question, options=opts or None, query_id="cli", table_schema=table_schema,
+                            papers=papers)
+        if as_json:
+            click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+            return
+        print_answer(result, engine.paper_heads([*result.read.papers, *result.candidates[:top]]), top, opts)
 
 
 def _server_errors() -> tuple[type[BaseException], ...]:
@@ -271,19 +214,20 @@ def _server_errors() -> tuple[type[BaseException], ...]:
     return (DriverError, Neo4jError, OpenSearchException)
 
 
-def _server_message(settings, exc: BaseException) -> str:
+def _server_message(settings: Optional[Settings], exc: BaseException) -> str:
     """One line naming the server that failed, why, and what to check."""
     from neo4j.exceptions import AuthError, ServiceUnavailable
     from opensearchpy.exceptions import AuthenticationException, AuthorizationException, OpenSearchException
     from opensearchpy.exceptions import ConnectionError as OSConnectionError
 
     if isinstance(exc, OpenSearchException):
-        where, setting = f"OpenSearch at {settings.opensearch.url}", "opensearch.url / LIT3R_OPENSEARCH__URL"
+        where = f"OpenSearch at {settings.opensearch.url}" if settings else "OpenSearch"
+        setting = "opensearch.url / LIT3R_OPENSEARCH__URL"
         prefix = "opensearch.user / password"
         unreachable, denied = isinstance(exc, OSConnectionError), isinstance(exc, (AuthenticationException,
                                                                                    AuthorizationException))
     else:
-        where, setting = f"Neo4j at {settings.neo4j.uri}", "neo4j.uri / LIT3R_NEO4J__URI"
+        where, setting = (f"Neo4j at {settings.neo4j.uri}" if settings else "Neo4j"), "neo4j.uri / LIT3R_NEO4J__URI"
         prefix = "neo4j.user / password"
         unreachable, denied = isinstance(exc, ServiceUnavailable), isinstance(exc, AuthError)
     why = f"{type(exc).__name__}: {_clean(exc, 200)}"
@@ -300,41 +244,6 @@ def _clean(exc: BaseException, limit: int = 120) -> str:
     return text[:limit] + ("..." if len(text) > limit else "")
 
 
-def _print_answer(engine, result, top: int, options: dict[str, str]) -> None:
-    from lit3r.evidence import describe
-
-    read, answer = result.read, result.submission()["answer"]
-    if "multiple_choice" in answer:
-        letter = answer["multiple_choice"]["gold"]
-        click.echo(f"Answer: {letter}) {options[letter]}")
-    if "freeform" in answer:
-        label = "Answer" if read.reader != "extractive" or "multiple_choice" not in answer else "Best evidence"
-        click.echo(f"{label}: {answer['freeform']['text']}")
-    if "table" in answer:
-        click.echo("Answer table:")
-        _print_table(answer["table"]["rows"])
-    click.echo("\nSupporting papers:")
-    for pid in read.papers:
-        p = engine.graph.paper(pid)
-        venue = " ".join(str(x) for x in (p.venue, p.year) if x)
-        click.echo(f"  [{pid}] {p.title}" + (f" ({venue})" if venue else ""))
-    click.echo("Evidence:")
-    for c in read.evidence:
-        text = " ".join(c.text.split())
-        click.echo(f"  {c.paper_id} {describe(c)}: {text[:160]}{'...' if len(text) > 160 else ''}")
-    click.echo(f"\nCandidates (top {min(top, len(result.candidates))} of {len(result.candidates)}):")
-    for i, pid in enumerate(result.candidates[:top], start=1):
-        click.echo(f"  {i:2d}. [{pid}] {engine.graph.paper(pid).title[:90]}")
-    for note in read.notes + result.problems:
-        click.echo(f"  note: {note}")
-    t = result.timings
-    click.echo("\nTimings: " + ", ".join(f"{k} {t[k]:.2f} s" for k in ("load", "retrieve", "relate", "read") if k in t))
-    if result.usage.calls or result.usage.cached:
-        u = result.usage
-        click.echo(f"LLM: {u.calls} calls ({u.cached} cached), {u.prompt_tokens}+{u.completion_tokens} tokens, "
-                   f"{len(result.rounds)} round(s), {len(result.subqueries)} subqueries")
-
-
 @main.command()
 @click.option("--queries", "queries", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
               help="Input JSONL (query_id, question, answer_types, multiple_choice_options, table_schema).")
@@ -347,14 +256,11 @@ def _print_answer(engine, result, top: int, options: dict[str, str]) -> None:
 @click.pass_context
 def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optional[str]) -> None:
     """Answer a batch of questions into a LitTraceQA submission; traces go to OUT.traces.jsonl."""
-    from lit3r.batch import run_batch
-    from lit3r.engine import Engine
+    from lit3r.littraceqa.batch import run_batch
+    from lit3r.pipeline.engine import Engine
 
-    settings = _settings(ctx)
-    if llm:
-        settings.llm.provider = llm
-    with _engine_errors(settings):
-        report = run_batch(Engine(settings), queries, out, workers=workers, progress=sys.stderr.isatty())
+    settings = _settings(ctx, **({"llm": {"provider": llm}} if llm else {}))
+    report = run_batch(Engine(settings), queries, out, workers=workers, progress=sys.stderr.isatty())
     for qid, err in report.failures:
         click.echo(f"failed {qid}: {err}", err=True)
     click.echo(f"{report.answered} answered, {report.skipped} already in {out}, {len(report.failures)} failed "
@@ -374,7 +280,7 @@ def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optiona
 def eval_cmd(gold_file: Path, pred_file: Path, traces_file: Optional[Path], plot_file: Optional[Path],
              as_json: bool) -> None:
     """Score a submission with the official LitTraceQA metrics, plus candidate recall@k from the traces."""
-    from lit3r.evaluate import candidate_recall, evaluate, plot_recall
+    from lit3r.littraceqa.metrics import candidate_recall, evaluate, plot_recall
 
     traces_file = traces_file or (pred_file.with_name(pred_file.name + ".traces.jsonl")
                                   if pred_file.with_name(pred_file.name + ".traces.jsonl").is_file() else None)
@@ -412,7 +318,7 @@ def eval_cmd(gold_file: Path, pred_file: Path, traces_file: Optional[Path], plot
     rows = [{"group": "all", **{c: fmt(res["overall"][c]) for c in cols}}]
     for name in ("by_task_family", "by_evidence_type"):
         rows += [{"group": f"{name[3:]}={k}", **{c: fmt(v[c]) for c in cols}} for k, v in res[name].items()]
-    _print_table(rows)
+    print_table(rows)
     if res["missing_predictions"]:
         click.echo(f"{len(res['missing_predictions'])} gold question(s) had no prediction (scored as empty)")
     if traces_file:
@@ -420,7 +326,7 @@ def eval_cmd(gold_file: Path, pred_file: Path, traces_file: Optional[Path], plot
         click.echo(f"\nCandidate recall@k from {traces_file.name}:")
         groups = [("all", rec["overall"])] + [(f"{n[3:]}={k}", v) for n in ("by_task_family", "by_evidence_type")
                                                for k, v in rec[n].items()]
-        _print_table([{"group": g, **{f"@{k}": fmt(v.get(str(k))) for k in rec["ks"]}} for g, v in groups])
+        print_table([{"group": g, **{f"@{k}": fmt(v.get(str(k))) for k in rec["ks"]}} for g, v in groups])
         if rec["missing_traces"]:
             click.echo(f"{len(rec['missing_traces'])} gold question(s) had no trace (recall 0)")
     if plot_file:
@@ -445,7 +351,7 @@ def _read_jsonl(path: Path) -> list[dict]:
 
 @main.command()
 @click.argument("query_or_file")
-@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+@click.option("--param", "params", type=CYPHER_PARAM, multiple=True,
               help="A query parameter ($KEY): integers, true/false/null and JSON lists/maps are parsed; "
                    "anything else (paper ids such as 2007.14062 too) stays a string.")
 @click.option("--write", is_flag=True, help="Allow writes (default: a read transaction).")
@@ -453,12 +359,12 @@ def _read_jsonl(path: Path) -> list[dict]:
 @click.option("--limit", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Print at most this many rows (the rest are not read from the server).")
 @click.pass_context
-def cypher(ctx: click.Context, query_or_file: str, params: tuple[str, ...], write: bool, as_json: bool,
+def cypher(ctx: click.Context, query_or_file: str, params: tuple[tuple[str, Any], ...], write: bool, as_json: bool,
            limit: int) -> None:
     """Run Cypher on the Neo4j store: a query, a .cypher file, or the name of a statement in the
     cypher/ folder (e.g. explore_neighbourhood --param paper_id=2007.14062)."""
     from graph.cypher import names, statement
-    from lit3r.backends import neo4j_store
+    from lit3r.factory import neo4j_store
 
     settings = _settings(ctx)
     path = Path(query_or_file)
@@ -468,12 +374,7 @@ def cypher(ctx: click.Context, query_or_file: str, params: tuple[str, ...], writ
         query = statement(query_or_file)
     else:
         query = query_or_file
-    values = {}
-    for p in params:
-        key, sep, raw = p.partition("=")
-        if not sep or not key.strip():
-            raise click.ClickException(f"bad --param {p!r}: write it as KEY=VALUE")
-        values[key.strip()] = _param_value(raw)
+    values = dict(params)
     n = settings.neo4j
     store = neo4j_store(settings)
     try:
@@ -489,36 +390,9 @@ def cypher(ctx: click.Context, query_or_file: str, params: tuple[str, ...], writ
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
     else:
-        _print_table(rows)
+        print_table(rows)
     if more:
         click.echo(f"(more than {limit} rows: only the first {limit} are shown; pass --limit N for more)", err=True)
-
-
-def _param_value(raw: str):
-    """``--param`` value: int for digits, JSON for lists/maps/true/false/null, else the string."""
-    if re.fullmatch(r"-?\d+", raw):
-        return int(raw)
-    if raw[:1] in "[{" or raw in ("true", "false", "null"):
-        try:
-            return json.loads(raw)
-        except json.JSONDecodeError:
-            pass
-    return raw
-
-
-def _print_table(rows: list[dict]) -> None:
-    if not rows:
-        click.echo("(no rows)")
-        return
-    cols = list(rows[0])
-    cells = [[v if isinstance(v, str) else "-" if v is None else json.dumps(v, ensure_ascii=False, default=str) for v in
-              (r.get(c) for c in cols)] for r in rows]
-    widths = [min(60, max(len(c), *(len(row[i]) for row in cells))) for i, c in enumerate(cols)]
-    click.echo(" | ".join(c.ljust(w) for c, w in zip(cols, widths)))
-    click.echo("-+-".join("-" * w for w in widths))
-    for row in cells:
-        click.echo(" | ".join(v[:w].ljust(w) for v, w in zip(row, widths)))
-    click.echo(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
 
 
 @main.command()
@@ -526,29 +400,37 @@ def _print_table(rows: list[dict]) -> None:
 @click.pass_context
 def doctor(ctx: click.Context, as_json: bool) -> None:
     """Print the effective configuration and check each component."""
-    from lit3r.doctor import run_checks
+    from lit3r.cli.doctor import run_checks
 
     settings = _settings(ctx)
     checks = run_checks(settings)
     if as_json:
-        click.echo(json.dumps({"config": _masked(settings.model_dump(mode="json")), "checks": checks}, indent=2))
+        click.echo(json.dumps({"config": masked(settings.model_dump(mode="json")), "checks": checks}, indent=2))
     else:
-        click.echo(f"# effective configuration\n{_toml(_masked(settings.model_dump(mode='json')))}\n# checks")
+        click.echo(f"# effective configuration\n{toml(masked(settings.model_dump(mode='json')))}\n# checks")
         for c in checks:
             click.echo(f"[{'ok' if c['ok'] else 'FAIL'}] {c['name']}: {c['detail']}")
     if not all(c["ok"] for c in checks):
         sys.exit(1)
 
 
-def _toml(data: dict, prefix: str = "") -> str:
-    flat, tables = [], []
-    for k, v in data.items():
-        if isinstance(v, dict):
-            tables.append(f"\n[{prefix}{k}]\n" + _toml(v, f"{prefix}{k}."))
-        else:
-            flat.append(f"{k} = {json.dumps(v)}")
-    return "\n".join(flat) + "".join(tables)
+@main.group()
+def config() -> None:
+    """The effective configuration (defaults, the TOML file, LIT3R_* variables)."""
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
+@config.command("show")
+@click.option("--json", "as_json", is_flag=True, help="Print it as JSON.")
+@click.option("--changed", is_flag=True, help="Only the settings that differ from the defaults.")
+@click.pass_context
+def config_show(ctx: click.Context, as_json: bool, changed: bool) -> None:
+    """Print the effective configuration, secrets masked (`lit3r doctor` checks it)."""
+    from lit3r.config import config_file
+
+    settings = _settings(ctx.find_root())
+    data = settings.model_dump(mode="json", exclude_defaults=changed)
+    path = config_file(settings.home)
+    if as_json:
+        click.echo(json.dumps(masked(data), indent=2))
+        return
+    click.echo(f"# configuration file: {path or 'none'}; LIT3R_* variables override it\n{toml(masked(data))}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import json
-from typing import Any
+from typing import Any, Callable
 
 from lit3r.config import Settings
 
@@ -16,124 +16,135 @@ def _check(name: str, fn) -> dict[str, Any]:
         return {"name": name, "ok": False, "detail": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"}
 
 
-def run_checks(settings: Settings) -> list[dict[str, Any]]:
-    """Checks, in order: packages, data folder and corpus, index, chunk encoder, reranker.
+def _packages(settings: Settings) -> str:
+    return ", ".join(f"{p} {md.version(p)}" for p in ("pymupdf", "bm25s", "torch", "sentence-transformers"))
 
-    Returns ``[{"name", "ok", "detail"}]``; never raises.
-    """
-    def packages() -> str:
-        return ", ".join(f"{p} {md.version(p)}" for p in ("pymupdf", "bm25s", "torch", "sentence-transformers"))
 
-    def corpus() -> str:
-        home = settings.home
-        if not (home / "papers.jsonl").is_file():
-            raise FileNotFoundError(f"no corpus in {home}: run `lit3r ingest PDF_DIR`")
-        n = {name: sum(1 for _ in (home / f"{name}.jsonl").open()) for name in ("papers", "chunks", "references")}
-        return f"{home}: {n['papers']} papers, {n['chunks']} chunks, {n['references']} references"
+def _corpus(settings: Settings) -> str:
+    home = settings.home
+    if not (home / "papers.jsonl").is_file():
+        raise FileNotFoundError(f"no corpus in {home}: run `lit3r ingest PDF_DIR`")
+    n = {name: sum(1 for _ in (home / f"{name}.jsonl").open()) for name in ("papers", "chunks", "references")}
+    return f"{home}: {n['papers']} papers, {n['chunks']} chunks, {n['references']} references"
 
-    def index() -> str:
-        manifest = settings.index_dir / "manifest.json"
-        if not manifest.is_file():
-            raise FileNotFoundError(f"no index in {settings.index_dir}: run `lit3r ingest PDF_DIR`")
-        m = json.loads(manifest.read_text())
-        if m["models"]["chunk_encoder"] != settings.models.chunk_encoder:
-            raise ValueError(f"index built with {m['models']['chunk_encoder']}, config says "
+
+def _index(settings: Settings) -> str:
+    manifest = settings.index_dir / "manifest.json"
+    if not manifest.is_file():
+        raise FileNotFoundError(f"no index in {settings.index_dir}: run `lit3r ingest PDF_DIR`")
+    m = json.loads(manifest.read_text())
+    if m["models"]["chunk_encoder"] != settings.models.chunk_encoder:
+        raise ValueError(f"index built with {m['models']['chunk_encoder']}, config says "
+                         f"{settings.models.chunk_encoder}: run `lit3r ingest PDF_DIR` again")
+    return f"{settings.index_dir}: built with {m['models']['chunk_encoder']} ({m['dim']}-d)"
+
+
+def _encoder(settings: Settings) -> str:
+    from lit3r import factory
+
+    return f"{settings.models.chunk_encoder}: {factory.chunk_encoder(settings).dim}-d"
+
+
+def _reranker(settings: Settings) -> str:
+    from lit3r import factory
+
+    model = factory.reranker(settings)
+    if model is None:
+        return "bi-encoder fallback (no cross-encoder configured; set models.reranker = 'cross-encoder')"
+    model.scores("q", ["t"])
+    return f"cross-encoder {model.name}"
+
+
+def _neo4j(settings: Settings) -> str:
+    from graph.cypher import names
+    from lit3r.factory import neo4j_store
+
+    n = settings.neo4j
+    store = neo4j_store(settings)
+    try:
+        agent = store.verify()
+        have = {r["name"] for r in store.run_read("SHOW CONSTRAINTS YIELD name RETURN name", {})}
+        missing = {"paper_id", "chunk_id", "work_id"} - have
+        count = store.run_read("MATCH (p:Paper) RETURN count(p) AS n, count(p.hash) AS done", {})[0]
+    finally:
+        store.close()
+    if missing:
+        raise RuntimeError(f"{agent} at {n.uri}: constraints missing {sorted(missing)}: run `lit3r ingest PDF_DIR`")
+    if count["n"] == 0:
+        raise FileNotFoundError(f"{agent} at {n.uri} holds no corpus: run `lit3r ingest PDF_DIR`")
+    if count["done"] < count["n"]:
+        raise RuntimeError(f"{agent} at {n.uri}: {count['n'] - count['done']} of {count['n']} papers are partly "
+                           f"loaded (a load was interrupted): run `lit3r ingest PDF_DIR` again to finish it")
+    return f"{agent} at {n.uri}: {count['n']} papers, constraints present, {len(names())} named statements"
+
+
+def _pairing(settings: Settings) -> str:
+    from lit3r.factory import neo4j_store, opensearch_index
+    from lit3r.servers import check_pairing
+
+    o = settings.opensearch
+    store, index = neo4j_store(settings), opensearch_index(settings)
+    try:
+        check_pairing(store, o.index_prefix)
+        papers = store.run_read("MATCH (p:Paper) WHERE p.hash IS NOT NULL RETURN count(p) AS n", {})[0]["n"]
+        docs = index.count()["papers"]
+        layout = index.layout()
+    finally:
+        store.close()
+        index.close()
+    if docs != papers:
+        raise RuntimeError(f"Neo4j holds {papers} loaded papers, OpenSearch {o.index_prefix}-papers {docs}: run "
+                           f"`lit3r ingest PDF_DIR` to make them agree")
+    for name, lay in layout.items():
+        if lay["shards"] != o.shards:
+            raise RuntimeError(f"{name} has {lay['shards']} primary shard(s), the settings say {o.shards}: shards "
+                               f"are fixed when an index is created: delete {o.index_prefix}-chunks and -papers "
+                               f"and run `lit3r ingest PDF_DIR` to recreate them")
+        if lay["health"] != "green":
+            raise RuntimeError(f"{name} is {lay['health']}: {lay['replicas']} replica(s) per shard need more "
+                               f"nodes than the cluster has: lower opensearch.replicas (0 on one node) and "
+                               f"run `lit3r ingest PDF_DIR`, or add nodes")
+    lay = next(iter(layout.values()))
+    return (f"{papers} papers in both servers; {o.index_prefix}-* with {lay['shards']} shard(s), "
+            f"{lay['replicas']} replica(s), green")
+
+
+def _opensearch(settings: Settings) -> str:
+    from lit3r.factory import opensearch_index
+
+    o = settings.opensearch
+    index = opensearch_index(settings)
+    try:
+        version = index.client.info()["version"]["number"]
+        meta = index.stored_meta()
+        if meta is None:
+            raise FileNotFoundError(f"OpenSearch {version} at {o.url} has no indices {o.index_prefix}-chunks/-papers: "
+                                    f"run `lit3r ingest PDF_DIR`")
+        if meta.get("chunk_encoder") != settings.models.chunk_encoder:
+            raise ValueError(f"{o.index_prefix}-chunks was built with {meta.get('chunk_encoder')}, config says "
                              f"{settings.models.chunk_encoder}: run `lit3r ingest PDF_DIR` again")
-        return f"{settings.index_dir}: built with {m['models']['chunk_encoder']} ({m['dim']}-d)"
+        counts = index.count()
+    finally:
+        index.close()
+    return (f"OpenSearch {version} at {o.url}: {counts['chunks']} chunks, {counts['papers']} papers indexed "
+            f"({meta.get('dim')}-d {meta.get('chunk_encoder')})")
 
-    def encoder() -> str:
-        from lit3r.models import load_encoder
 
-        m = settings.models
-        enc = load_encoder(m.chunk_encoder, device=m.device, batch_size=m.batch_size, query_prompt=m.query_prompt, dtype=m.dtype)
-        return f"{m.chunk_encoder}: {enc.dim}-d"
+Check = tuple[str, Callable[[Settings], str]]
 
-    def reranker() -> str:
-        m = settings.models
-        if m.reranker == "bi-encoder":
-            return "bi-encoder fallback (no cross-encoder configured; set models.reranker = 'cross-encoder')"
-        from lit3r.models import CrossEncoderReranker
+#: Each backend's store checks: ``(before the model checks, after them)``, each ``[(name, check)]``.
+BACKEND_CHECKS: dict[str, tuple[list[Check], list[Check]]] = {
+    "embedded": ([("corpus", _corpus), ("index", _index)], []),
+    "neo4j+opensearch": ([], [("neo4j", _neo4j), ("opensearch", _opensearch), ("servers agree", _pairing)]),
+}
 
-        CrossEncoderReranker(m.reranker_model, device=m.device).scores("q", ["t"])
-        return f"cross-encoder {m.reranker_model}"
 
-    def neo4j() -> str:
-        from graph.cypher import names
-        from lit3r.backends import neo4j_store
-
-        n = settings.neo4j
-        store = neo4j_store(settings)
-        try:
-            agent = store.verify()
-            have = {r["name"] for r in store.run_read("SHOW CONSTRAINTS YIELD name RETURN name", {})}
-            missing = {"paper_id", "chunk_id", "work_id"} - have
-            count = store.run_read("MATCH (p:Paper) RETURN count(p) AS n, count(p.hash) AS done", {})[0]
-        finally:
-            store.close()
-        if missing:
-            raise RuntimeError(f"{agent} at {n.uri}: constraints missing {sorted(missing)}: run `lit3r ingest PDF_DIR`")
-        if count["n"] == 0:
-            raise FileNotFoundError(f"{agent} at {n.uri} holds no corpus: run `lit3r ingest PDF_DIR`")
-        if count["done"] < count["n"]:
-            raise RuntimeError(f"{agent} at {n.uri}: {count['n'] - count['done']} of {count['n']} papers are partly "
-                               f"loaded (a load was interrupted): run `lit3r ingest PDF_DIR` again to finish it")
-        return f"{agent} at {n.uri}: {count['n']} papers, constraints present, {len(names())} named statements"
-
-    def pairing() -> str:
-        from lit3r.backends import neo4j_store, opensearch_index
-        from lit3r.servers import check_pairing
-
-        o = settings.opensearch
-        store, index = neo4j_store(settings), opensearch_index(settings)
-        try:
-            check_pairing(store, o.index_prefix)
-            papers = store.run_read("MATCH (p:Paper) WHERE p.hash IS NOT NULL RETURN count(p) AS n", {})[0]["n"]
-            docs = index.count()["papers"]
-            layout = index.layout()
-        finally:
-            store.close()
-            index.close()
-        if docs != papers:
-            raise RuntimeError(f"Neo4j holds {papers} loaded papers, OpenSearch {o.index_prefix}-papers {docs}: run "
-                               f"`lit3r ingest PDF_DIR` to make them agree")
-        for name, lay in layout.items():
-            if lay["shards"] != o.shards:
-                raise RuntimeError(f"{name} has {lay['shards']} primary shard(s), the settings say {o.shards}: shards "
-                                   f"are fixed when an index is created: delete {o.index_prefix}-chunks and -papers "
-                                   f"and run `lit3r ingest PDF_DIR` to recreate them")
-            if lay["health"] != "green":
-                raise RuntimeError(f"{name} is {lay['health']}: {lay['replicas']} replica(s) per shard need more "
-                                   f"nodes than the cluster has: lower opensearch.replicas (0 on one node) and "
-                                   f"run `lit3r ingest PDF_DIR`, or add nodes")
-        lay = next(iter(layout.values()))
-        return (f"{papers} papers in both servers; {o.index_prefix}-* with {lay['shards']} shard(s), "
-                f"{lay['replicas']} replica(s), green")
-
-    def opensearch() -> str:
-        from lit3r.backends import opensearch_index
-
-        o = settings.opensearch
-        index = opensearch_index(settings)
-        try:
-            version = index.client.info()["version"]["number"]
-            meta = index.stored_meta()
-            if meta is None:
-                raise FileNotFoundError(f"OpenSearch {version} at {o.url} has no indices {o.index_prefix}-chunks/-papers: "
-                                        f"run `lit3r ingest PDF_DIR`")
-            if meta.get("chunk_encoder") != settings.models.chunk_encoder:
-                raise ValueError(f"{o.index_prefix}-chunks was built with {meta.get('chunk_encoder')}, config says "
-                                 f"{settings.models.chunk_encoder}: run `lit3r ingest PDF_DIR` again")
-            counts = index.count()
-        finally:
-            index.close()
-        return (f"OpenSearch {version} at {o.url}: {counts['chunks']} chunks, {counts['papers']} papers indexed "
-                f"({meta.get('dim')}-d {meta.get('chunk_encoder')})")
-
-    local = [_check("corpus", corpus), _check("index", index)] if settings.backend == "embedded" else []
-    servers = [_check("neo4j", neo4j), _check("opensearch", opensearch), _check("servers agree", pairing)] \
-        if settings.backend != "embedded" else []
-    return [_check("packages", packages), *local,
-            _check("chunk encoder", encoder), _check("reranker", reranker), *servers,
+def run_checks(settings: Settings) -> list[dict[str, Any]]:
+    """Checks, in order: packages, the backend's stores (:data:`BACKEND_CHECKS`), chunk encoder,
+    reranker, backend, LLM. Returns ``[{"name", "ok", "detail"}]``; never raises."""
+    before, after = BACKEND_CHECKS[settings.backend]
+    checks = [("packages", _packages), *before, ("chunk encoder", _encoder), ("reranker", _reranker), *after]
+    return [*(_check(name, lambda fn=fn: fn(settings)) for name, fn in checks),
             {"name": "backend", "ok": True, "detail": settings.backend},
             _check("llm", lambda: _llm_check(settings))]
 
@@ -141,9 +152,9 @@ def run_checks(settings: Settings) -> list[dict[str, Any]]:
 def _llm_check(settings: Settings) -> str:
     from pydantic import BaseModel
 
-    from lit3r.llm import make_llm
+    from lit3r import factory
 
-    llm = make_llm(settings)
+    llm = factory.llm(settings)
     if llm is None:
         return "none (one Retrieve round, offline extractive reader)"
 

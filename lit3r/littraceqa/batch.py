@@ -16,6 +16,8 @@ from typing import Optional
 
 from tqdm import tqdm
 
+from lit3r.errors import InputError
+
 
 @dataclass
 class BatchReport:
@@ -37,11 +39,11 @@ def read_inputs(path: Path) -> list[dict]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{no}: not valid JSON ({exc.msg}): fix the line") from None
+            raise InputError(f"{path}:{no}: not valid JSON ({exc.msg}): fix the line") from None
         if not isinstance(row, dict) or not row.get("query_id") or not isinstance(row.get("question"), str):
-            raise ValueError(f"{path}:{no}: needs \"query_id\" and \"question\": fix the line")
+            raise InputError(f"{path}:{no}: needs \"query_id\" and \"question\": fix the line")
         if row["query_id"] in seen:
-            raise ValueError(f"{path}:{no}: duplicate query_id {row['query_id']!r}: make ids unique")
+            raise InputError(f"{path}:{no}: duplicate query_id {row['query_id']!r}: make ids unique")
         seen.add(row["query_id"])
         rows.append(row)
     return rows

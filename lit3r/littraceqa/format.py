@@ -1,17 +1,27 @@
-"""Evidence locators: a stored chunk -> a LitTraceQA evidence item (../shared/docs/LITTRACEQA.md).
+"""The LitTraceQA evidence vocabulary (../shared/docs/LITTRACEQA.md): locator keys, source
+types, object ids and the official evidence key, and a stored chunk -> an evidence item.
 
 Every locator is built from a real chunk, so it always points at a physical page and an object
-that exists in the corpus.
+that exists in the corpus. The metrics (:mod:`lit3r.littraceqa.metrics`) and the validator
+(:mod:`lit3r.littraceqa.validate`) read the same vocabulary from here.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Optional
 
 from graph.records import Chunk
 
-_LOCATOR_KEY = {"Table": "table_id", "Figure": "figure_id", "Equation": "equation_id", "Algorithm": "algorithm_id"}
+#: A stored object label ("Table 4") -> its locator key.
+LOCATOR_KEY = {"Table": "table_id", "Figure": "figure_id", "Equation": "equation_id", "Algorithm": "algorithm_id",
+               "Citation": "citation_id"}
+#: Locator key -> the object prefix of the official evidence key, in the metric's lookup order.
+OBJECT_PREFIX = {"table_id": "table", "figure_id": "figure", "equation_id": "equation", "algorithm_id": "equation",
+                 "citation_id": "citation"}
+#: Abbreviated object labels a reader may write ("Fig. 3", "Eq 2") -> the full label.
+ABBREVIATIONS = {"fig": "figure", "tab": "table", "eq": "equation", "eqn": "equation", "alg": "algorithm",
+                 "ref": "citation"}
 
 
 def source_type(chunk: Chunk) -> str:
@@ -33,8 +43,8 @@ def locator(chunk: Chunk) -> dict[str, Any]:
         label, _, num = chunk.object_id.partition(" ")
         if label == "Citation":
             loc["citation_id"] = int(num) if num.isdigit() else num
-        elif label in _LOCATOR_KEY:
-            loc[_LOCATOR_KEY[label]] = chunk.object_id
+        elif label in LOCATOR_KEY:
+            loc[LOCATOR_KEY[label]] = chunk.object_id
     if chunk.section:
         loc["section"] = chunk.section
     return loc
@@ -50,3 +60,37 @@ def describe(chunk: Chunk) -> str:
     where = chunk.object_id or (f"\u00a7 {chunk.section}" if chunk.section else chunk.kind)
     where = re.sub(r"\s+", " ", where)[:60]
     return f"p{chunk.page} {where}"
+
+
+
+
+def normalize_text(value: Any) -> str:
+    """Lower-cased, outer quotes stripped, whitespace collapsed (freeform and table strings)."""
+    text = " ".join(str(value).split()).lower()
+    while len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'\u201c\u201d":
+        text = text[1:-1].strip()
+    return text.strip("\u201c\u201d").strip()
+
+
+def object_id(locator: dict) -> str:
+    """Normalised object id of a locator: "table 4", "equation 2", "citation 57", or ""."""
+    for key, prefix in OBJECT_PREFIX.items():
+        if key in locator and locator[key] not in (None, ""):
+            raw = str(locator[key]).strip()
+            return f"{prefix} {raw}" if re.fullmatch(r"\d+", raw) else raw.lower()
+    return ""
+
+
+def evidence_key(item: dict) -> Optional[tuple]:
+    """``(paper_id, source_type, location, object_id)`` or None when the item does not count
+    (no paper, no source type, or neither a location nor an object id). location = page, or
+    section only when there is no page; text_span items have no object id."""
+    loc: dict = item["locator"] if isinstance(item.get("locator"), dict) else {}
+    paper, stype = item.get("paper_id"), item.get("source_type")
+    location = loc.get("page")
+    location = str(int(location)) if isinstance(location, (int, float)) or (isinstance(location, str) and location.isdigit()) \
+        else (normalize_text(loc["section"]) if loc.get("section") and location is None else None)
+    obj = "" if stype == "text_span" else object_id(loc)
+    if not paper or not stype or (location is None and not obj):
+        return None
+    return (paper, stype, location, obj)

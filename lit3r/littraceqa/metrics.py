@@ -8,45 +8,12 @@ Macro = mean over the questions that have that answer type. Leaderboard overall 
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections import defaultdict
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
-_OBJECT_KEYS = (("table_id", "table"), ("figure_id", "figure"), ("equation_id", "equation"),
-                ("algorithm_id", "equation"), ("citation_id", "citation"))
-
-
-def normalize_text(value: Any) -> str:
-    """Lower-cased, outer quotes stripped, whitespace collapsed (freeform and table strings)."""
-    text = " ".join(str(value).split()).lower()
-    while len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'\u201c\u201d":
-        text = text[1:-1].strip()
-    return text.strip("\u201c\u201d").strip()
-
-
-def object_id(locator: dict) -> str:
-    """Normalised object id of a locator: "table 4", "equation 2", "citation 57", or ""."""
-    for key, prefix in _OBJECT_KEYS:
-        if key in locator and locator[key] not in (None, ""):
-            raw = str(locator[key]).strip()
-            return f"{prefix} {raw}" if re.fullmatch(r"\d+", raw) else raw.lower()
-    return ""
-
-
-def evidence_key(item: dict) -> Optional[tuple]:
-    """``(paper_id, source_type, location, object_id)`` or None when the item does not count
-    (no paper, no source type, or neither a location nor an object id). location = page, or
-    section only when there is no page; text_span items have no object id."""
-    loc = item.get("locator") if isinstance(item.get("locator"), dict) else {}
-    paper, stype = item.get("paper_id"), item.get("source_type")
-    location = loc.get("page")
-    location = str(int(location)) if isinstance(location, (int, float)) or (isinstance(location, str) and location.isdigit()) \
-        else (normalize_text(loc["section"]) if loc.get("section") and location is None else None)
-    obj = "" if stype == "text_span" else object_id(loc)
-    if not paper or not stype or (location is None and not obj):
-        return None
-    return (paper, stype, location, obj)
+from lit3r.errors import InputError
+from lit3r.littraceqa.format import evidence_key, normalize_text
 
 
 def prf(pred: set, gold: set) -> tuple[float, float, float]:
@@ -88,7 +55,7 @@ def table_scores(pred_rows: list[dict], gold_table: dict) -> dict[str, float]:
         return tuple(normalize_text(row.get(k, "")) for k in keys)
 
     gold_rows = gold_table.get("rows") or []
-    pred_by_key = {}
+    pred_by_key: dict[tuple, dict] = {}
     for row in pred_rows or []:
         pred_by_key.setdefault(key(row), row)
     p, r, f1 = prf(set(pred_by_key), {key(g) for g in gold_rows})
@@ -175,10 +142,10 @@ def evaluate(preds: Iterable[Any], golds: Iterable[dict]) -> dict[str, Any]:
     gold line without ``query_id``."""
     golds = list(golds)
     if not golds:
-        raise ValueError("the gold file has no questions: pass a LitTraceQA gold JSONL (validation.jsonl)")
+        raise InputError("the gold file has no questions: pass a LitTraceQA gold JSONL (validation.jsonl)")
     for no, g in enumerate(golds, start=1):
         if not isinstance(g, dict) or not isinstance(g.get("query_id"), str):
-            raise ValueError(f"gold line {no} has no query_id: pass a LitTraceQA gold file (validation.jsonl)")
+            raise InputError(f"gold line {no} has no query_id: pass a LitTraceQA gold file (validation.jsonl)")
     gold_ids = {g["query_id"] for g in golds}
     by_id: dict[str, dict] = {}
     bad = dup = unknown = 0
@@ -208,8 +175,10 @@ def evaluate(preds: Iterable[Any], golds: Iterable[dict]) -> dict[str, Any]:
 RECALL_KS = (1, 5, 10, 20, 50)
 
 
-def recall_at_k(candidates: list[str], gold: set[str], k: int) -> float:
-    """Share of the gold papers among the first ``k`` candidates (1.0 when there is no gold)."""
+def recall_at_k(candidates: Sequence[str], gold: Iterable[str], k: int) -> float:
+    """Candidate recall@k: share of the gold papers among the first ``k`` candidates (1.0 when
+    there is no gold)."""
+    gold = set(gold)
     return len(gold & set(candidates[:k])) / len(gold) if gold else 1.0
 
 
@@ -245,7 +214,7 @@ def candidate_recall(traces: Iterable[dict], golds: Iterable[dict], ks: tuple[in
             "questions": len(rows), "missing_traces": sorted(g["query_id"] for g in golds if g["query_id"] not in by_id)}
 
 
-def plot_recall(curves: dict[str, dict[str, float]], path, title: str = "Candidate recall@k") -> None:
+def plot_recall(curves: dict[str, dict[Any, float]], path, title: str = "Candidate recall@k") -> None:
     """Save recall@k curves (``{label: {k: recall}}``, k as strings or ints) as a PNG at ``path``
     (matplotlib, no display needed)."""
     import matplotlib

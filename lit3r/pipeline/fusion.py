@@ -86,41 +86,6 @@ def rerank_blend(
     return head + tail
 
 
-class Pool:
-    """The shared evidence pool across subqueries and rounds: each chunk keeps the MAX score
-    it ever received (seed paper 2.1, step 5)."""
-
-    def __init__(self) -> None:
-        self.scores: dict[str, float] = {}
-
-    def add(self, scored: Iterable[tuple[str, float]]) -> int:
-        """Add ``(chunk_id, score)`` pairs; returns how many chunks were new."""
-        new = 0
-        for cid, s in scored:
-            if cid not in self.scores:
-                new += 1
-                self.scores[cid] = s
-            elif s > self.scores[cid]:
-                self.scores[cid] = s
-        return new
-
-    def __len__(self) -> int:
-        return len(self.scores)
-
-    def ranking_a(self, paper_of: Mapping[str, str]) -> list[tuple[str, float]]:
-        """Ranking A: papers by their best pooled chunk score, best first (step 7)."""
-        best: dict[str, float] = {}
-        for cid, s in self.scores.items():
-            pid = paper_of[cid]
-            if s > best.get(pid, float("-inf")):
-                best[pid] = s
-        return sorted(best.items(), key=lambda ps: (-ps[1], ps[0]))
-
-    def chunks_of(self, paper_id: str, paper_of: Mapping[str, str]) -> list[tuple[str, float]]:
-        """Pooled chunks of one paper, best first."""
-        return sorted(((c, s) for c, s in self.scores.items() if paper_of[c] == paper_id), key=lambda cs: -cs[1])
-
-
 def relate_ranking(per_source: Mapping[str, Sequence[str]], seeds: Sequence[str], k: int = 60, keep: int = 100) -> list[str]:
     """Ranking B: RRF (k) over the per-source lists, seeds first, ``keep`` papers (seed paper 2.2)."""
     fused = [p for p in rrf(list(per_source.values()), k=k) if p not in seeds]
@@ -136,9 +101,3 @@ def jaccard(a: set, b: set) -> float:
     """|a & b| / |a | b| (0 for two empty sets)."""
     union = len(a | b)
     return len(a & b) / union if union else 0.0
-
-
-def recall_at(candidates: Sequence[str], gold: Iterable[str], k: int) -> float:
-    """Candidate recall@k: share of gold papers among the first k candidates (1.0 if no gold)."""
-    gold = set(gold)
-    return len(gold & set(candidates[:k])) / len(gold) if gold else 1.0

@@ -2,7 +2,7 @@
 pool, verification, iterative rounds (seed paper section 2.1; DESIGN.md Retrieve steps 1-7).
 
 Round 1: the LLM writes 4 subqueries (the question itself is always searched too). The new
-subqueries of a round run together in :meth:`lit3r.retrieve.Retriever.subqueries` (lanes, RRF,
+subqueries of a round run together in :meth:`lit3r.pipeline.subquery.SubquerySearch.run` (lanes, RRF,
 PRF, rerank, 20 chunks each into the pool; one encoder batch and one dense scan per step). The verifier reads the top 20 pool papers (2 best chunks each, cut to 1,800 chars)
 and reports evidence papers, sufficiency and what is missing. Stop when sufficient, when a
 round brings no new subquery, or after ``max_rounds``; otherwise the LLM writes at most 4 new
@@ -21,13 +21,14 @@ from typing import Optional
 
 from pydantic import BaseModel, Field
 
+from graph.store import GraphStore
+from ingest.metadata import VENUE_PATTERN
 from lit3r.config import RetrieveParams
-from lit3r.fusion import Pool
-from lit3r.llm import LLMError, StructuredLLM, Usage
+from lit3r.errors import LLMError
+from lit3r.llm.client import StructuredLLM
+from lit3r.pipeline.pool import Pool
+from lit3r.pipeline.subquery import SubquerySearch, SubqueryTrace
 from lit3r.prompts import render
-from lit3r.retrieve import Retriever, SubqueryTrace
-
-_VENUES = r"ACL|EMNLP|NAACL|EACL|COLING|NeurIPS|NIPS|ICML|ICLR|CVPR|ICCV|ECCV|AAAI|IJCAI|KDD|SIGIR|CHI|MIDL|TACL|JMLR|arXiv"
 
 
 class Subqueries(BaseModel):
@@ -58,19 +59,19 @@ class RoundTrace:
 
 @dataclass
 class RetrieveResult:
-    """The pool, Ranking A, the seeds for Relate, and the trace."""
+    """The pool (None when the user fixed the papers), Ranking A (``[(paper_id, score)]``, best
+    first), the seeds for Relate, and the trace (rounds and subqueries)."""
 
-    pool: Pool
+    pool: Optional[Pool]
     ranking_a: list[tuple[str, float]]
     seeds: list[str]
     rounds: list[RoundTrace]
     subqueries: list[SubqueryTrace]
-    usage: Usage
 
 
 def venue_year(question: str) -> Optional[str]:
     """``"[ACL 2020]"`` when the question names a venue with a year, else None."""
-    m = re.search(rf"\b({_VENUES})\s*'?((?:19|20)\d\d)\b", question)
+    m = re.search(rf"\b({VENUE_PATTERN})\s*'?((?:19|20)\d\d)\b", question)
     return f"[{m.group(1)} {m.group(2)}]" if m else None
 
 
@@ -87,79 +88,96 @@ def _tagged(subqueries: list[str], tag: Optional[str]) -> list[str]:
     return out
 
 
-def run_retrieve(question: str, retriever: Retriever, params: RetrieveParams,
-                 llm: Optional[StructuredLLM] = None) -> RetrieveResult:
-    """The Retrieve step for one question (see the module docstring)."""
-    pool = Pool()
-    usage_before = Usage(**vars(llm.usage)) if llm else Usage()
-    tag = venue_year(question)
-    venue_rule = (f"The question names {tag[1:-1]}: start every query with \"{tag}\"." if tag else "")
-    traces: list[SubqueryTrace] = []
-    rounds: list[RoundTrace] = []
-    seeds: list[str] = []
-    seen: set[str] = set()
-    todo = [question]
-    missing = ""
-    for rnd in range(1, (params.max_rounds if llm else 1) + 1):
-        t = time.perf_counter()
-        rt = RoundTrace(rnd, [])
-        if llm is not None:
-            try:
-                if rnd == 1:
-                    prompt = render("decompose_first", n=str(params.subqueries_first_round), question=question,
-                                    venue_rule=venue_rule)
-                else:
-                    prompt = render("decompose_next", n=str(params.max_subqueries_later), question=question,
-                                    earlier="\n".join(f"- {q}" for q in sorted(seen)),
-                                    missing=missing or "nothing was named: search from a different angle",
-                                    venue_rule=venue_rule)
-                limit = params.subqueries_first_round if rnd == 1 else params.max_subqueries_later
-                todo += _tagged(llm.ask([{"role": "user", "content": prompt}], Subqueries).subqueries, tag)[:limit]
-            except LLMError as exc:
-                rt.errors.append(f"decomposition: {exc}")
-        new = [q for q in dict.fromkeys(todo) if q.lower() not in {s.lower() for s in seen}]
-        todo = []
-        if not new:
+class Retrieve:
+    """The Retrieve step (see the module docstring): ``Retrieve(...)(question) -> RetrieveResult``.
+
+    ``search`` runs a round's subqueries; ``graph`` checks the verifier's paper ids and gives the
+    verifier its passages; ``llm`` None: one round with the question alone. LLM failures never
+    raise: they are recorded in the round's trace."""
+
+    def __init__(self, search: SubquerySearch, graph: GraphStore, params: RetrieveParams,
+                 llm: Optional[StructuredLLM] = None) -> None:
+        self.search = search
+        self.graph = graph
+        self.params = params
+        self.llm = llm
+
+    def __call__(self, question: str) -> RetrieveResult:
+        pool = Pool(self.search.paper_of)
+        tag = venue_year(question)
+        traces: list[SubqueryTrace] = []
+        rounds: list[RoundTrace] = []
+        seeds: list[str] = []
+        seen: set[str] = set()
+        missing = ""
+        for rnd in range(1, (self.params.max_rounds if self.llm else 1) + 1):
+            t = time.perf_counter()
+            rt = RoundTrace(rnd, [])
             rounds.append(rt)
-            break
-        seen.update(new)
-        traces += retriever.subqueries(new, pool)
-        rt.subqueries = new
-        rt.pool_size = len(pool)
-        if llm is not None:
-            try:
-                verdict = _verify(question, pool, retriever, params, llm)
-                rt.verdict = verdict.model_dump()
-                known = retriever.graph.has_papers(verdict.evidence_papers)
-                seeds += [p for p in verdict.evidence_papers if p in known and p not in seeds]
+            todo = ([question] if rnd == 1 else []) + self._decompose(question, rnd, tag, seen, missing, rt)
+            new = [q for q in dict.fromkeys(todo) if q.lower() not in {s.lower() for s in seen}]
+            if not new:
+                break
+            seen.update(new)
+            traces += self.search.run(new, pool)
+            rt.subqueries, rt.pool_size = new, len(pool)
+            verdict = self._verify(question, pool, rt)
+            rt.seconds = time.perf_counter() - t
+            if verdict is not None:
+                seeds += [p for p in verdict.evidence_papers if p not in seeds]
                 missing = verdict.missing
                 if verdict.sufficient:
-                    rt.seconds = time.perf_counter() - t
-                    rounds.append(rt)
                     break
-            except LLMError as exc:
-                rt.errors.append(f"verification: {exc}")
-        rt.seconds = time.perf_counter() - t
-        rounds.append(rt)
-    ranking_a = pool.ranking_a(retriever.paper_of)
-    if ranking_a and ranking_a[0][0] not in seeds:
-        seeds.insert(0, ranking_a[0][0])
-    usage = llm.usage.since(usage_before) if llm else Usage()
-    return RetrieveResult(pool, ranking_a, seeds, rounds, traces, usage)
+        ranking_a = pool.ranking_a()
+        if ranking_a and ranking_a[0][0] not in seeds:
+            seeds.insert(0, ranking_a[0][0])
+        return RetrieveResult(pool, ranking_a, seeds, rounds, traces)
 
+    def _decompose(self, question: str, rnd: int, tag: Optional[str], seen: set[str], missing: str,
+                   rt: RoundTrace) -> list[str]:
+        """The LLM's subqueries for round ``rnd`` (none without an LLM or when it fails)."""
+        if self.llm is None:
+            return []
+        p = self.params
+        venue_rule = f"The question names {tag[1:-1]}: start every query with \"{tag}\"." if tag else ""
+        if rnd == 1:
+            prompt = render("decompose_first", n=str(p.subqueries_first_round), question=question,
+                            venue_rule=venue_rule)
+        else:
+            prompt = render("decompose_next", n=str(p.max_subqueries_later), question=question,
+                            earlier="\n".join(f"- {q}" for q in sorted(seen)),
+                            missing=missing or "nothing was named: search from a different angle",
+                            venue_rule=venue_rule)
+        limit = p.subqueries_first_round if rnd == 1 else p.max_subqueries_later
+        try:
+            return _tagged(self.llm.ask([{"role": "user", "content": prompt}], Subqueries).subqueries, tag)[:limit]
+        except LLMError as exc:
+            rt.errors.append(f"decomposition: {exc}")
+            return []
 
-def _verify(question: str, pool: Pool, retriever: Retriever, params: RetrieveParams, llm: StructuredLLM) -> Verdict:
-    """Ask the verifier about the top pool papers (2 best chunks each, cut to 1,800 chars)."""
-    graph = retriever.graph
-    blocks = []
-    for pid, _ in pool.ranking_a(retriever.paper_of)[: params.verify_papers]:
-        p = graph.paper(pid)
-        venue = " ".join(str(x) for x in (p.venue, p.year) if x)
-        lines = [f"[{pid}] {p.title}" + (f" ({venue})" if venue else "")]
-        for cid, _ in pool.chunks_of(pid, retriever.paper_of)[: params.verify_chunks_per_paper]:
-            c = graph.chunk(cid)
-            where = ", ".join(x for x in (c.kind, f"page {c.page}", c.section or "", c.object_id or "") if x)
-            lines.append(f"  ({where}) {c.text[: params.verify_chunk_chars]}")
-        blocks.append("\n".join(lines))
-    prompt = render("verify", question=question, papers="\n\n".join(blocks))
-    return llm.ask([{"role": "user", "content": prompt}], Verdict)
+    def _verify(self, question: str, pool: Pool, rt: RoundTrace) -> Optional[Verdict]:
+        """The verifier's report on the top pool papers (2 best chunks each, cut to 1,800 chars),
+        with its evidence papers reduced to known ids; None without an LLM or when it fails."""
+        if self.llm is None:
+            return None
+        p, graph = self.params, self.graph
+        blocks = []
+        for pid, _ in pool.ranking_a()[: p.verify_papers]:
+            paper = graph.paper(pid)
+            venue = " ".join(str(x) for x in (paper.venue, paper.year) if x)
+            lines = [f"[{pid}] {paper.title}" + (f" ({venue})" if venue else "")]
+            for cid, _ in pool.chunks_of(pid)[: p.verify_chunks_per_paper]:
+                c = graph.chunk(cid)
+                where = ", ".join(x for x in (c.kind, f"page {c.page}", c.section or "", c.object_id or "") if x)
+                lines.append(f"  ({where}) {c.text[: p.verify_chunk_chars]}")
+            blocks.append("\n".join(lines))
+        prompt = render("verify", question=question, papers="\n\n".join(blocks))
+        try:
+            verdict = self.llm.ask([{"role": "user", "content": prompt}], Verdict)
+        except LLMError as exc:
+            rt.errors.append(f"verification: {exc}")
+            return None
+        rt.verdict = verdict.model_dump()
+        known = graph.has_papers(verdict.evidence_papers)
+        verdict.evidence_papers = [pid for pid in verdict.evidence_papers if pid in known]
+        return verdict

@@ -1,4 +1,6 @@
-"""Retrieve (question-anchored, Ranking A): seed paper section 2.1, DESIGN.md steps 2-5 and 7.
+"""One round's subqueries of the Retrieve step (question-anchored): seed paper section 2.1,
+DESIGN.md steps 2-5. The whole step (rounds, decomposition, verification) is
+:mod:`lit3r.pipeline.retrieve`.
 
 Per subquery:
 1. three lanes: chunk BM25, paper BM25, dense chunk search (``lane_depth`` hits each);
@@ -13,7 +15,7 @@ Per subquery:
 5. the reranker scores the top ``rerank_depth`` (200) chunks; s = 0.6/(60+r_ret) +
    0.4/(60+r_rr) with the retrieval top 20 pinned above the rest; the 20 best enter the pool,
    which keeps each chunk's maximum score.
-Ranking A = the pool grouped by paper, paper score = best chunk score.
+Ranking A = the pool grouped by paper, paper score = best chunk score (:mod:`lit3r.pipeline.pool`).
 
 Reranking: a configured cross-encoder scores (query, chunk text) pairs; the offline
 ``bi-encoder`` fallback scores by the cosine of the query vector with the chunk vectors already
@@ -24,17 +26,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping, Optional, Protocol, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
-from lit3r.config import RetrieveParams
 from graph.search.protocol import Hit, SearchIndex
-from lit3r.fusion import Pool, papers_by_best_chunk, prf_query, rerank_blend, rrf, rrf_scores
-
-
-class ScoresReranker(Protocol):
-    def scores(self, query: str, texts: list[str]) -> np.ndarray: ...
+from graph.store import GraphStore
+from lit3r.config import RetrieveParams
+from lit3r.pipeline.fusion import papers_by_best_chunk, prf_query, rerank_blend, rrf, rrf_scores
+from lit3r.pipeline.pool import PaperOf, Pool
+from lit3r.protocols import Encoder, Reranker
 
 
 @dataclass
@@ -48,58 +49,25 @@ class SubqueryTrace:
     seconds: dict = field(default_factory=dict)
 
 
-class PaperOf(Mapping[str, str]):
-    """chunk id -> paper id, read from the graph store in batches and remembered (up to
-    ``size`` ids; the whole corpus is never loaded)."""
-
-    def __init__(self, graph, size: int = 200_000) -> None:
-        self.graph = graph
-        self.size = size
-        self._m: dict[str, str] = {}
-
-    def prefetch(self, chunk_ids: Iterable[str]) -> None:
-        """Read the paper ids of these chunks in one batched query."""
-        missing = [c for c in dict.fromkeys(chunk_ids) if c not in self._m]
-        if missing:
-            if len(self._m) + len(missing) > self.size:
-                self._m = {}
-            self._m.update(self.graph.papers_of(missing))
-
-    def __getitem__(self, chunk_id: str) -> str:
-        pid = self._m.get(chunk_id)
-        if pid is None:
-            pid = self.graph.papers_of([chunk_id]).get(chunk_id)
-            if pid is None:
-                raise KeyError(chunk_id)
-            self._m[chunk_id] = pid
-        return pid
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(self._m))
-
-    def __len__(self) -> int:
-        return len(self._m)
-
-
 Lanes = tuple[list[Hit], list[Hit], list[Hit]]
 
 
-class Retriever:
-    """One Retrieve round over a search index and graph store.
+class SubquerySearch:
+    """Steps 1-5 for the subqueries of one round, over a search index and graph store.
 
-    ``encoder``: has ``encode_queries(list[str]) -> (n, dim)``; ``reranker``: None for the
-    bi-encoder fallback (index vectors), else an object with ``scores(query, texts)``. Nothing
-    is read from the stores until a query runs.
+    ``reranker``: None for the bi-encoder fallback (the index vectors' cosine), else a
+    cross-encoder; ``paper_of``: chunk id -> paper id (shared with the question's :class:`Pool`).
+    Nothing is read from the stores until a query runs.
     """
 
-    def __init__(self, index: SearchIndex, graph, encoder, params: RetrieveParams,
-                 reranker: Optional[ScoresReranker] = None) -> None:
+    def __init__(self, index: SearchIndex, graph: GraphStore, encoder: Encoder, params: RetrieveParams,
+                 reranker: Optional[Reranker] = None, paper_of: Optional[PaperOf] = None) -> None:
         self.index = index
         self.graph = graph
         self.encoder = encoder
         self.params = params
         self.reranker = reranker
-        self.paper_of = PaperOf(graph)
+        self.paper_of = paper_of if paper_of is not None else PaperOf(graph)
         self._ta: dict[str, str] = {}
 
     def title_abstract(self, paper_id: str) -> str:
@@ -129,14 +97,10 @@ class Retriever:
         return rrf([papers_by_best_chunk([c for c, _ in cb], self.paper_of), [p for p, _ in pb],
                     papers_by_best_chunk([c for c, _ in dn], self.paper_of)], k=self.params.rrf_k)
 
-    def subquery(self, query: str, pool: Pool) -> SubqueryTrace:
-        """Run steps 1-5 for one subquery and add its best chunks to ``pool``."""
-        return self.subqueries([query], pool)[0]
-
-    def subqueries(self, queries: Sequence[str], pool: Pool) -> list[SubqueryTrace]:
+    def run(self, queries: Sequence[str], pool: Pool) -> list[SubqueryTrace]:
         """Run steps 1-5 for the subqueries of one round and add their best chunks to ``pool``.
 
-        Equal to running :meth:`subquery` on each (the pool keeps each chunk's maximum), but the
+        Equal to running each query alone (the pool keeps each chunk's maximum), but the
         queries are encoded in one batch and share one dense scan, and so do their PRF queries.
         Each trace's ``seconds`` holds its share of the shared steps."""
         p = self.params
@@ -174,7 +138,7 @@ class Retriever:
             tr.seconds["prf"] = prf_share + time.perf_counter() - t
             t = time.perf_counter()
             rr = self._rerank(queries[i], q0[i], retrieval)
-            blended = rerank_blend(retrieval, rr, tuple(p.rerank_weights), k=p.rrf_k, pin=p.rerank_pin)
+            blended = rerank_blend(retrieval, rr, p.rerank_weights, k=p.rrf_k, pin=p.rerank_pin)
             tr.pooled = blended[: p.pool_per_subquery]
             pool.add(tr.pooled)
             tr.seconds["rerank"] = time.perf_counter() - t
@@ -189,7 +153,3 @@ class Retriever:
             scores = self.reranker.scores(query, [c.text for c in self.graph.chunks(chunk_ids)])
         return {c: float(s) for c, s in zip(chunk_ids, scores)}
 
-
-def ranking_a(pool: Pool, paper_of: dict[str, str]) -> list[tuple[str, float]]:
-    """Ranking A from the pool (step 7)."""
-    return pool.ranking_a(paper_of)

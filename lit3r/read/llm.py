@@ -30,10 +30,11 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from graph.records import Chunk
 from lit3r.config import ReadParams
-from lit3r.fusion import Pool
-from lit3r.llm import LLMError, StructuredLLM
+from lit3r.errors import LLMError
+from lit3r.llm.client import StructuredLLM
 from lit3r.prompts import render
-from lit3r.read import ExtractiveReader, ReadResult
+from lit3r.read.base import ReadRequest, ReadResult
+from lit3r.read.extractive import ExtractiveReader
 
 
 class Fact(BaseModel):
@@ -70,11 +71,11 @@ def synthesis_model(answer_types: Sequence[str], labels: Sequence[str] = (),
     if "freeform" in answer_types:
         fields["answer"] = (str, "")
     if "multiple_choice" in answer_types and labels:
-        fields["choice"] = (Literal[tuple(labels)], ...)  # type: ignore[valid-type]
+        fields["choice"] = (Literal[tuple(labels)], ...)
     if "table" in answer_types and schema:
         cols = {f"c{i}": (_COLUMN_TYPES.get(c.get("type", "string"), str), Field(alias=c["name"]))
                 for i, c in enumerate(schema)}
-        row = create_model("Row", __config__=ConfigDict(populate_by_name=True), **cols)
+        row: Any = create_model("Row", __config__=ConfigDict(populate_by_name=True), **cols)  # type: ignore[call-overload]
         fields["rows"] = (list[row], Field(default_factory=list, max_length=30))
     return create_model("Synthesis", **fields)
 
@@ -118,18 +119,17 @@ class LLMReader:
         self.images = image_root if (params.images and getattr(llm.chat, "supports_images", False)) else None
         self._no_images = threading.Event()
 
-    def read(self, question: str, candidates: Sequence[str], *, pool: Optional[Pool] = None,
-             options: Optional[dict[str, str]] = None, schema: Optional[list[dict]] = None,
-             answer_types: Sequence[str] = ("freeform",)) -> ReadResult:
-        """Answer ``question`` from ``candidates`` (paper ids, best first); never raises for LLM
+    def read(self, request: ReadRequest) -> ReadResult:
+        """Answer ``request`` from its candidates (paper ids, best first); never raises for LLM
         failures (the extractive answer fills in)."""
+        question, candidates = request.question, request.candidates
+        options, schema, answer_types = request.options, request.schema, request.answer_types
         if not candidates:
             return ReadResult([], [])
         read_ids = list(candidates[: self.params.llm_papers])
-        scored = self.extractive.score_chunks(question, candidates, pool=pool,
+        scored = self.extractive.score_chunks(question, request.qvecs, candidates, pool=request.pool,
                                               limit=max(len(read_ids), self.params.papers))
-        fallback = self.extractive.read(question, candidates, pool=pool, options=options, schema=schema,
-                                        scored=scored)
+        fallback = self.extractive.read(request, scored=scored)
         per_paper: dict[str, list[Chunk]] = {pid: [] for pid in read_ids}
         for _, c in scored:
             if c.paper_id in per_paper and len(per_paper[c.paper_id]) < self.params.chunks_per_paper:
@@ -190,6 +190,22 @@ class LLMReader:
     def _synthesize(self, question: str, relevant: list[tuple[str, list[Chunk], list[Fact]]],
                     options: Optional[dict[str, str]], schema: Optional[list[dict]],
                     answer_types: Sequence[str], result: ReadResult) -> None:
+        """Stage 2: one call over the relevant papers' chunks and facts; its reply overwrites the
+        fields of ``result`` it answers (raises LLMError when the call fails)."""
+        labels, blocks = self._evidence_blocks(relevant)
+        types = [t for t in answer_types if t != "multiple_choice" or options]
+        types = [t for t in types if t != "table" or schema]
+        text = render("synthesize", question=question, evidence="\n\n".join(blocks), **_answer_spec(types, options, schema))
+        out = self._ask(text, list(labels.values()), synthesis_model(types, list(options or {}), schema))
+        self._apply_support(out, labels, relevant, result)
+        _apply_answers(out, types, result)
+        result.facts = [{"paper_id": pid, **f.model_dump()} for pid, _, facts in relevant for f in facts]
+        if getattr(out, "calculation", ""):
+            result.notes.append(f"stage 2 calculation: {out.calculation}")
+
+    def _evidence_blocks(self, relevant: list[tuple[str, list[Chunk], list[Fact]]]) -> tuple[dict[str, Chunk], list[str]]:
+        """``({label E1..: chunk}, one text block per paper)``: the papers' supporting chunks
+        (labelled, cut to ``read.chunk_chars``) and stage-1 facts."""
         labels: dict[str, Chunk] = {}
         blocks = []
         for pid, support, facts in relevant:
@@ -203,27 +219,12 @@ class LLMReader:
                 src = f" ({f.passage})" if f.passage else ""
                 lines.append(f"  fact: {f.what}: {f.value} {f.unit}".rstrip() + src)
             blocks.append("\n".join(lines))
-        types = [t for t in answer_types if t != "multiple_choice" or options]
-        types = [t for t in types if t != "table" or schema]
-        model = synthesis_model(types, list(options or {}), schema)
-        opts = "".join(f"\n  {k}. {v}" for k, v in (options or {}).items())
-        cols = "; ".join(f"{c['name']} ({c.get('type', 'string')}{', row key' if c.get('is_row_key') else ''})"
-                         for c in schema or [])
-        fields = []
-        if "freeform" in types or "multiple_choice" in types:
-            fields.append('- "calculation": the values you use and any arithmetic or comparison, in one or two '
-                          'lines ("" if none is needed);')
-        if "freeform" in types:
-            fields.append('- "answer": the answer as a short text (a value with its unit, a name, or a sentence);')
-        if "multiple_choice" in types:
-            fields.append('- "choice": the letter of the correct option;')
-        if "table" in types:
-            fields.append('- "rows": the answer table, one object per row with exactly the columns above;')
-        text = render("synthesize", question=question,
-                      options=f"Options:{opts}\n" if opts else "",
-                      schema=f"Answer table columns: {cols}\n" if cols else "",
-                      evidence="\n\n".join(blocks), fields="\n".join(fields))
-        out = self._ask(text, list(labels.values()), model)
+        return labels, blocks
+
+    def _apply_support(self, out: Any, labels: dict[str, Chunk], relevant: list[tuple[str, list[Chunk], list[Fact]]],
+                       result: ReadResult) -> None:
+        """The reply's supporting papers and evidence labels -> ``result.papers`` / ``evidence``
+        (only known papers and labels; the first relevant paper when it names none)."""
         evidence = [labels[e] for e in dict.fromkeys(out.evidence) if e in labels]
         known = {pid for pid, _, _ in relevant}
         papers = [p for p in dict.fromkeys(out.papers) if p in known]
@@ -234,18 +235,38 @@ class LLMReader:
         if not evidence:
             evidence = [c for pid, sup, _ in relevant if pid in papers for c in sup[:1]]
         result.papers, result.evidence = papers, evidence[: max(self.params.max_evidence, len(papers))]
-        if "freeform" in types:
-            if out.answer.strip():
-                result.freeform = out.answer.strip()
-            else:
-                result.notes.append("stage 2 gave no free-text answer: the extractive one is kept")
-        if "multiple_choice" in types:
-            result.choice = out.choice
-        if "table" in types:
-            if out.rows:
-                result.rows = [r.model_dump(by_alias=True) for r in out.rows]
-            else:
-                result.notes.append("stage 2 gave no table rows: the extractive rows are kept")
-        result.facts = [{"paper_id": pid, **f.model_dump()} for pid, _, facts in relevant for f in facts]
-        if getattr(out, "calculation", ""):
-            result.notes.append(f"stage 2 calculation: {out.calculation}")
+
+
+def _answer_spec(types: Sequence[str], options: Optional[dict[str, str]], schema: Optional[list[dict]]) -> dict[str, str]:
+    """The ``options``, ``schema`` and ``fields`` parts of the synthesis prompt."""
+    opts = "".join(f"\n  {k}. {v}" for k, v in (options or {}).items())
+    cols = "; ".join(f"{c['name']} ({c.get('type', 'string')}{', row key' if c.get('is_row_key') else ''})"
+                     for c in schema or [])
+    fields = []
+    if "freeform" in types or "multiple_choice" in types:
+        fields.append('- "calculation": the values you use and any arithmetic or comparison, in one or two '
+                      'lines ("" if none is needed);')
+    if "freeform" in types:
+        fields.append('- "answer": the answer as a short text (a value with its unit, a name, or a sentence);')
+    if "multiple_choice" in types:
+        fields.append('- "choice": the letter of the correct option;')
+    if "table" in types:
+        fields.append('- "rows": the answer table, one object per row with exactly the columns above;')
+    return {"options": f"Options:{opts}\n" if opts else "", "schema": f"Answer table columns: {cols}\n" if cols else "",
+            "fields": "\n".join(fields)}
+
+
+def _apply_answers(out: Any, types: Sequence[str], result: ReadResult) -> None:
+    """The reply's answers -> ``result`` (an empty free text or table keeps the extractive one)."""
+    if "freeform" in types:
+        if out.answer.strip():
+            result.freeform = out.answer.strip()
+        else:
+            result.notes.append("stage 2 gave no free-text answer: the extractive one is kept")
+    if "multiple_choice" in types:
+        result.choice = out.choice
+    if "table" in types:
+        if out.rows:
+            result.rows = [r.model_dump(by_alias=True) for r in out.rows]
+        else:
+            result.notes.append("stage 2 gave no table rows: the extractive rows are kept")

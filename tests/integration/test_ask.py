@@ -11,7 +11,8 @@ from click.testing import CliRunner
 from lit3r.build import build_stores
 from lit3r.cli import main
 from lit3r.config import load_settings
-from lit3r.engine import Engine
+from lit3r.errors import BadQuestion
+from lit3r.pipeline.engine import Engine
 from tests.conftest import CORPUS
 
 SINGLE = ["c60_004", "c60_008", "c60_009", "c60_010", "c60_016", "c60_025"]  # gold papers in SUBSET
@@ -70,7 +71,7 @@ def test_ask_cli_readable_and_json(subset_home):
     assert set(out) >= {"submission", "candidates", "ranking_a", "ranking_b", "timings"}
     assert out["submission"]["answer"]["multiple_choice"]["gold"] in ("A", "B")
     bad = runner.invoke(main, ["--home", str(home), "ask", "q", "--option", "A"])
-    assert bad.exit_code == 1 and "LABEL=TEXT" in bad.output
+    assert bad.exit_code == 2 and "LABEL=TEXT" in bad.output  # a usage error
 
 
 def test_ask_without_index_is_one_clear_line(tmp_path):
@@ -115,12 +116,12 @@ def test_fixed_papers_skip_retrieval(engine):
     res = engine.ask("Which attention pattern does Big Bird combine?", papers=["2007.14062", "1706.03762"])
     assert res.candidates == ["2007.14062", "1706.03762"] and "retrieve" not in res.timings
     assert set(res.read.papers) <= {"2007.14062", "1706.03762"} and res.read.papers[0] == "2007.14062"
-    with pytest.raises(ValueError, match="unknown paper id"):
+    with pytest.raises(BadQuestion, match="unknown paper id"):
         engine.ask("anything", papers=["no-such-paper"])
 
 
 def test_table_answer_is_validated_against_schema_and_chunks(engine):
-    from lit3r.validate import QuestionSpec, validate_line
+    from lit3r.littraceqa.validate import QuestionSpec, validate_line
 
     schema = [{"name": "Paper", "type": "string", "is_row_key": True},
               {"name": "BLEU", "type": "number", "is_row_key": False}]
@@ -145,14 +146,14 @@ def test_ask_cli_fixed_papers_and_table_schema(subset_home):
     assert out["candidates"] == ["2309.06275"] and out["submission"]["gold_papers"] == [{"paper_id": "2309.06275"}]
     assert set(out["submission"]["answer"]) == {"freeform", "table"}
     bad = CliRunner().invoke(main, ["--home", str(subset_home), "ask", "x", "--table-schema", "[1]"])
-    assert bad.exit_code == 1 and "--table-schema must be a list of columns" in bad.output
+    assert bad.exit_code == 2 and "'--table-schema': must be a list of columns" in bad.output
     bad = CliRunner().invoke(main, ["--home", str(subset_home), "ask", "x", "--papers", "2007.1406"])
     assert bad.exit_code == 1 and "unknown paper id(s) 2007.1406 (did you mean 2007.14062" in bad.output
     for papers, msg in (("", "--papers is empty"), (" , ", "--papers is empty"),
                         ("2007.14062 1706.03762", "separate paper ids with commas")):
         bad = CliRunner().invoke(main, ["--home", str(subset_home), "ask", "x", "--papers", papers])
-        assert bad.exit_code == 1 and msg in bad.output, bad.output
+        assert bad.exit_code == 2 and msg in bad.output, bad.output
     for schema, msg in (("", "not valid JSON"), ('[{"name": "a"}, {"name": "a"}]', "'a' is given twice"),
                         ('[{"name": " "}]', "empty name"), ('[{"name": "a", "is_row_key": "no"}]', "true or false")):
         bad = CliRunner().invoke(main, ["--home", str(subset_home), "ask", "x", "--table-schema", schema])
-        assert bad.exit_code == 1 and msg in bad.output, bad.output
+        assert bad.exit_code == 2 and msg in bad.output, bad.output

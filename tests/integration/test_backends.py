@@ -18,8 +18,9 @@ from graph.embedded import EmbeddedGraphStore
 from lit3r.build import build_stores
 from lit3r.cli import main
 from lit3r.config import load_settings
-from lit3r.engine import Engine
-from lit3r.fusion import recall_at
+from lit3r.errors import ServersMismatch
+from lit3r.littraceqa.metrics import recall_at_k
+from lit3r.pipeline.engine import Engine
 from tests.conftest import CORPUS
 from tests.integration.conftest import move_corpus, server_settings
 
@@ -88,7 +89,7 @@ def test_final_candidate_recall_agrees(engines):
             for line in (CORPUS / "questions_dev.jsonl").open()}
     rec = []
     for engine in engines:
-        rs = [recall_at(engine.ask(q["question"], query_id=q["query_id"]).candidates, gold[q["query_id"]], 50)
+        rs = [recall_at_k(engine.ask(q["question"], query_id=q["query_id"]).candidates, gold[q["query_id"]], 50)
               for q in _questions()]
         rec.append(sum(rs) / len(rs))
     assert abs(rec[0] - rec[1]) <= 0.02, rec
@@ -142,7 +143,7 @@ def test_a_machine_with_only_the_server_settings_answers_the_same(both, tmp_path
 
 
 def _server_counts(settings):
-    from lit3r.backends import neo4j_store, opensearch_index
+    from lit3r.factory import neo4j_store, opensearch_index
 
     g = neo4j_store(settings)
     try:
@@ -201,7 +202,7 @@ def test_a_load_killed_with_sigkill_finishes_on_the_next_run(both, servers, tmp_
     before = Engine(srv).ask(q["question"], query_id=q["query_id"])
     settings = srv.model_copy(update={"opensearch": srv.opensearch.model_copy(update={"index_prefix": "lit3r-kill"})})
     neo, osr = servers
-    with pytest.raises(ValueError, match="mix two corpora"):  # one Neo4j database holds one corpus
+    with pytest.raises(ServersMismatch, match="mix two corpora"):  # one Neo4j database holds one corpus
         sync_servers(settings)
     move_corpus(neo)
     env = {**os.environ, "LIT3R_BACKEND": "neo4j+opensearch", "LIT3R_NEO4J__URI": neo.uri, "LIT3R_NEO4J__USER": "",
@@ -227,7 +228,7 @@ def test_a_load_killed_with_sigkill_finishes_on_the_next_run(both, servers, tmp_
     a = Engine(settings).ask(q["question"], query_id=q["query_id"])
     assert a.submission() == before.submission() and a.candidates == before.candidates
     # documents deleted by hand: the next load counts what is there and writes that paper again
-    from lit3r.backends import opensearch_index
+    from lit3r.factory import opensearch_index
 
     index = opensearch_index(settings)
     index.client.delete_by_query(index=index.chunk_index, body={"query": {"term": {"paper_id": "1706.03762"}}},
@@ -235,7 +236,7 @@ def test_a_load_killed_with_sigkill_finishes_on_the_next_run(both, servers, tmp_
     index.close()
     assert sync_servers(settings)["written"] == 1
     assert _server_counts(settings)["docs"] == {"chunks": want["chunks"], "papers": want["papers"]}
-    with pytest.raises(ValueError, match="lit3r-kill"):  # the old indices no longer pair with the graph
+    with pytest.raises(ServersMismatch, match="lit3r-kill"):  # the old indices no longer pair with the graph
         Engine(srv)
 
 

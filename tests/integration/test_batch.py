@@ -6,10 +6,10 @@ import json
 
 from click.testing import CliRunner
 
-from lit3r.batch import run_batch
 from lit3r.cli import main
 from lit3r.config import load_settings
-from lit3r.engine import Engine
+from lit3r.littraceqa.batch import run_batch
+from lit3r.pipeline.engine import Engine
 from tests.conftest import CORPUS
 
 INPUTS = CORPUS / "questions_dev_inputs.jsonl"

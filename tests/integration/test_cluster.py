@@ -12,7 +12,7 @@ import pytest
 from ingest.corpus import ingest_corpus
 from lit3r.build import build_stores
 from lit3r.config import load_settings
-from lit3r.engine import Engine
+from lit3r.pipeline.engine import Engine
 from tests.conftest import CORPUS
 from tests.integration.conftest import move_corpus
 from tests.servers import neo4j_server, opensearch_server

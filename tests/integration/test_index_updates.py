@@ -17,12 +17,13 @@ import numpy as np
 import pytest
 
 from graph.embedded import EmbeddedGraphStore
+from graph.errors import NotBuiltError
+from graph.search.embedded import DB_NAME, EmbeddedSearchIndex
+from graph.search.tokenize import tokenize
 from ingest.corpus import ingest_corpus
 from lit3r.build import build_stores
 from lit3r.config import Settings
-from graph.search.embedded import DB_NAME, EmbeddedSearchIndex
 from lit3r.models import HashingEncoder
-from graph.search.tokenize import tokenize
 from tests.conftest import CORPUS, ROOT
 
 PAPERS = ["1706.03762", "2007.14062", "2006.04768", "2006.16236", "2108.12409", "2309.06275"]
@@ -165,7 +166,7 @@ def test_model_change_rebuilds_beside_and_swaps(corpus, tmp_path):
     assert EmbeddedSearchIndex.open(home / "index").dim == 32
     assert not (home / "index.new").exists() and not (home / "index.old").exists()
     shutil.rmtree(home / "index")
-    with pytest.raises(FileNotFoundError, match="lit3r ingest"):
+    with pytest.raises(NotBuiltError, match="lit3r ingest"):
         EmbeddedSearchIndex.open(home / "index")
 
 
@@ -244,7 +245,7 @@ def test_a_second_build_of_the_same_home_fails_at_once(corpus, tmp_path):
 def test_an_open_engine_keeps_answering_while_builds_publish(corpus, tmp_path):
     import threading
 
-    from lit3r.engine import Engine
+    from lit3r.pipeline.engine import Engine
 
     home = tmp_path / "home"
     small, big = {"1706.03762", "2007.14062", "2006.04768"}, set(PAPERS)

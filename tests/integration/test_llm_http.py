@@ -10,7 +10,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from pydantic import BaseModel
 
-from lit3r.llm import LLMError, OpenAIChat, StructuredLLM
+from lit3r.errors import LLMError
+from lit3r.llm.client import StructuredLLM
+from lit3r.llm.providers import OpenAIChat
 
 
 class Answer(BaseModel):

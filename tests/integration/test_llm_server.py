@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from lit3r.config import load_settings
-from lit3r.engine import Engine
-from lit3r.llm import OpenAIChat, StructuredLLM
-from lit3r.rounds import Subqueries, Verdict
+from lit3r.llm.client import StructuredLLM
+from lit3r.llm.providers import OpenAIChat
+from lit3r.pipeline.engine import Engine
+from lit3r.pipeline.retrieve import Subqueries, Verdict
 from tests.servers import llama_server
 
 

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from lit3r.cli import main
 from lit3r.config import load_settings
-from lit3r.engine import Engine
+from lit3r.pipeline.engine import Engine
 from tests.conftest import SHARED
 
 POOL = SHARED / "littraceqa" / "paper_pool_partial.jsonl"

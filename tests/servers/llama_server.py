@@ -37,7 +37,7 @@ class LlamaServer:
 def start(workdir: Path, model_path: str | None = None, timeout: float = 120) -> LlamaServer:
     """Start the server and wait until ``/v1/models`` answers. Raises RuntimeError with the log
     tail when it does not come up (e.g. llama-cpp-python[server] not installed)."""
-    from lit3r.llm import smollm2_path
+    from lit3r.llm.providers import smollm2_path
 
     workdir.mkdir(parents=True, exist_ok=True)
     with socket.socket() as s:

@@ -28,7 +28,7 @@ PROJECT = Path(__file__).resolve().parent / "neo4j"
 TARGET = PROJECT / "target"
 STAMP = TARGET / "build.sha256"
 MAIN_CLASS = "lit3r.Neo4jServer"
-HEAP = os.environ.get("LIT3R_NEO4J_HEAP", "768m")
+HEAP = os.environ.get("NEO4J_TEST_HEAP", "768m")
 
 
 def _sources_hash() -> str:
@@ -148,8 +148,8 @@ def start(workdir: Path, timeout: float = 120, attempts: int = 3) -> Neo4jServer
         bolt_port, http_port = _free_port(), _free_port()
         while http_port == bolt_port:
             http_port = _free_port()
-        jit = [] if os.environ.get("LIT3R_NEO4J_FULL_JIT") else ["-XX:TieredStopAtLevel=1"]  # fast start
-        heap = os.environ.get("LIT3R_NEO4J_HEAP", HEAP)
+        jit = [] if os.environ.get("NEO4J_TEST_FULL_JIT") else ["-XX:TieredStopAtLevel=1"]  # fast start
+        heap = os.environ.get("NEO4J_TEST_HEAP", HEAP)
         cmd = [_java(), f"-Xmx{heap}", "-Xms128m", "-XX:+UseSerialGC", *jit,
                "-XX:+ExitOnOutOfMemoryError",
                "-cp", f"{TARGET / 'classes'}{os.pathsep}{TARGET / 'lib'}{os.sep}*", MAIN_CLASS,

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from lit3r.evaluate import cell_equal, evaluate, evidence_key, normalize_text, prf, table_scores
+from lit3r.littraceqa.metrics import cell_equal, evaluate, evidence_key, normalize_text, prf, table_scores
 from tests.conftest import SHARED
 
 GOLD = {
@@ -77,7 +77,7 @@ def test_gold_scores_itself_as_one_on_the_validation_set():
 
 
 def test_candidate_recall_from_traces_by_family(tmp_path):
-    from lit3r.evaluate import candidate_recall, plot_recall
+    from lit3r.littraceqa.metrics import candidate_recall, plot_recall
 
     golds = [{"query_id": "a", "task_family": "single", "primary_evidence_type": "table",
               "gold_papers": [{"paper_id": "p1"}]},

@@ -2,8 +2,19 @@
 
 import pytest
 
-from lit3r.fusion import (Pool, fuse_ab, jaccard, papers_by_best_chunk, prf_query, recall_at, relate_ranking,
-                          rerank_blend, round_robin, rrf, rrf_scores)
+from lit3r.littraceqa.metrics import recall_at_k
+from lit3r.pipeline.fusion import (
+    fuse_ab,
+    jaccard,
+    papers_by_best_chunk,
+    prf_query,
+    relate_ranking,
+    rerank_blend,
+    round_robin,
+    rrf,
+    rrf_scores,
+)
+from lit3r.pipeline.pool import Pool
 
 
 def test_rrf_scores_by_hand():
@@ -56,13 +67,12 @@ def test_rerank_blend_by_hand_and_pin():
 
 
 def test_pool_keeps_max_and_ranking_a():
-    pool = Pool()
+    pool = Pool({"c1": "A", "c2": "B", "c3": "A"})
     assert pool.add([("c1", 0.2), ("c2", 0.5)]) == 2
     assert pool.add([("c1", 0.4), ("c2", 0.1), ("c3", 0.3)]) == 1
     assert pool.scores == {"c1": 0.4, "c2": 0.5, "c3": 0.3}
-    paper_of = {"c1": "A", "c2": "B", "c3": "A"}
-    assert pool.ranking_a(paper_of) == [("B", 0.5), ("A", 0.4)]
-    assert pool.chunks_of("A", paper_of) == [("c1", 0.4), ("c3", 0.3)]
+    assert pool.ranking_a() == [("B", 0.5), ("A", 0.4)]
+    assert pool.chunks_of("A") == [("c1", 0.4), ("c3", 0.3)]
 
 
 def test_relate_ranking_and_ab_fusion():
@@ -76,5 +86,5 @@ def test_relate_ranking_and_ab_fusion():
 def test_jaccard_and_recall():
     assert jaccard({1, 2, 3}, {2, 3, 4}) == 0.5
     assert jaccard(set(), set()) == 0.0
-    assert recall_at(["a", "b", "c"], ["c", "d"], 2) == 0.0
-    assert recall_at(["a", "b", "c"], ["c", "d"], 3) == 0.5
+    assert recall_at_k(["a", "b", "c"], ["c", "d"], 2) == 0.0
+    assert recall_at_k(["a", "b", "c"], ["c", "d"], 3) == 0.5

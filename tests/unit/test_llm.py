@@ -3,7 +3,7 @@
 import pytest
 from pydantic import BaseModel
 
-from lit3r.llm import LLMError, Reply, StructuredLLM, TransientLLMError
+from lit3r.llm.client import LLMError, Reply, StructuredLLM, TransientLLMError
 
 
 class Answer(BaseModel):

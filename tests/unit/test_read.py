@@ -6,8 +6,9 @@ import pytest
 from pydantic import ValidationError
 
 from graph.records import Chunk
-from lit3r.read import extractive_rows, question_entities
-from lit3r.read_llm import synthesis_model, user_message
+from lit3r.read.extractive import extractive_rows
+from lit3r.read.llm import synthesis_model, user_message
+from lit3r.read.scoring import question_entities
 
 
 def test_question_entities():

@@ -5,11 +5,11 @@ import pytest
 
 from graph.embedded import EmbeddedGraphStore
 from graph.records import Chunk, Paper, Reference, Source
-from lit3r.build import top_k_neighbours
 from graph.search.embedded import EmbeddedSearchIndex
-from lit3r.evidence import evidence_item, source_type
-from lit3r.read import ask_part, named_objects
 from graph.search.tokenize import tokenize
+from lit3r.build import top_k_neighbours
+from lit3r.littraceqa.format import evidence_item, source_type
+from lit3r.read.scoring import ask_part, named_objects
 
 SRC = Source(file="x.pdf", sha256="0" * 64)
 

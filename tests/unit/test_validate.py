@@ -1,10 +1,10 @@
-"""Deterministic validation and repair of submission lines (lit3r.validate)."""
+"""Deterministic validation and repair of submission lines (lit3r.littraceqa.validate)."""
 
 from __future__ import annotations
 
 from graph.records import Chunk
-from lit3r.evaluate import score_question
-from lit3r.validate import QuestionSpec, table_rows, validate_line
+from lit3r.littraceqa.metrics import score_question
+from lit3r.littraceqa.validate import QuestionSpec, table_rows, validate_line
 
 
 class Chunks:

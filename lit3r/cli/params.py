@@ -1,0 +1,113 @@
+"""click parameter types of the ``lit3r`` commands: each parses one kind of value and fails
+with one line that says how to write it."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Optional
+
+import click
+
+
+class OptionType(click.ParamType):
+    """``--option LABEL=TEXT`` -> ``(LABEL upper-cased, TEXT)``."""
+
+    name = "LABEL=TEXT"
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> tuple[str, str]:
+        if isinstance(value, tuple):
+            return value
+        label, sep, text = str(value).partition("=")
+        if not sep or not label.strip() or not text.strip():
+            self.fail(f"bad --option {value!r}: write it as LABEL=TEXT, e.g. --option A=78.77", param, ctx)
+        return label.strip().upper(), text.strip()
+
+
+def options_dict(pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """``(label, text)`` pairs -> ``{label: text}``; a label given twice is an error."""
+    out: dict[str, str] = {}
+    for label, text in pairs:
+        if label in out:
+            raise click.UsageError(f"option {label} is given twice: give each label once")
+        out[label] = text
+    return out
+
+
+class PaperIdsType(click.ParamType):
+    """``--papers ID,ID`` -> the list of paper ids."""
+
+    name = "ID,ID"
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> list[str]:
+        if isinstance(value, list):
+            return value
+        ids = [p.strip() for p in str(value).split(",") if p.strip()]
+        if not ids:
+            self.fail("--papers is empty: pass ids like 2007.14062,1706.03762", param, ctx)
+        if any(len(p.split()) > 1 for p in ids):
+            self.fail("separate paper ids with commas, e.g. 2007.14062,1706.03762", param, ctx)
+        return ids
+
+
+class TableSchemaType(click.ParamType):
+    """``--table-schema JSON`` -> ``[{name, type, is_row_key}]`` (type defaults to string)."""
+
+    name = "JSON"
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> list[dict]:
+        if isinstance(value, list):
+            return value
+        try:
+            schema = json.loads(value)
+        except json.JSONDecodeError as exc:
+            self.fail(f"not valid JSON ({exc.msg}): pass a JSON list of columns", param, ctx)
+        if not isinstance(schema, list) or not schema or not all(
+                isinstance(c, dict) and isinstance(c.get("name"), str) for c in schema):
+            self.fail('must be a list of columns like [{"name": "Method", "type": "string", "is_row_key": true}]',
+                      param, ctx)
+        seen = set()
+        for c in schema:
+            c.setdefault("type", "string")
+            if not c["name"].strip():
+                self.fail("a column has an empty name: name every column", param, ctx)
+            if c["name"] in seen:
+                self.fail(f"column {c['name']!r} is given twice: name columns uniquely", param, ctx)
+            seen.add(c["name"])
+            if c["type"] not in ("string", "number", "boolean"):
+                self.fail(f"column {c['name']!r}: type must be string, number or boolean", param, ctx)
+            if not isinstance(c.get("is_row_key", False), bool):
+                self.fail(f"column {c['name']!r}: is_row_key must be true or false", param, ctx)
+        return schema
+
+
+class CypherParamType(click.ParamType):
+    """``--param KEY=VALUE`` -> ``(key, value)``: int for digits, JSON for lists, maps,
+    true/false/null, else the string (paper ids such as 2007.14062 stay strings)."""
+
+    name = "KEY=VALUE"
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> tuple[str, Any]:
+        if isinstance(value, tuple):
+            return value
+        key, sep, raw = str(value).partition("=")
+        if not sep or not key.strip():
+            self.fail(f"bad --param {value!r}: write it as KEY=VALUE", param, ctx)
+        return key.strip(), _param_value(raw)
+
+
+def _param_value(raw: str) -> Any:
+    if re.fullmatch(r"-?\d+", raw):
+        return int(raw)
+    if raw[:1] in "[{" or raw in ("true", "false", "null"):
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError:
+            pass
+    return raw
+
+
+OPTION = OptionType()
+PAPER_IDS = PaperIdsType()
+TABLE_SCHEMA = TableSchemaType()
+CYPHER_PARAM = CypherParamType()

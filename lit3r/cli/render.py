@@ -1,0 +1,81 @@
+"""What the ``lit3r`` commands print: tables, answers, configuration (as TOML, secrets masked)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from graph.records import Paper
+from lit3r.littraceqa.format import describe
+from lit3r.pipeline.engine import AskResult
+
+
+def print_table(rows: list[dict]) -> None:
+    """Rows as an aligned text table (cells cut to 60 characters), then the row count."""
+    if not rows:
+        click.echo("(no rows)")
+        return
+    cols = list(rows[0])
+    cells = [[v if isinstance(v, str) else "-" if v is None else json.dumps(v, ensure_ascii=False, default=str) for v in
+              (r.get(c) for c in cols)] for r in rows]
+    widths = [min(60, max(len(c), *(len(row[i]) for row in cells))) for i, c in enumerate(cols)]
+    click.echo(" | ".join(c.ljust(w) for c, w in zip(cols, widths)))
+    click.echo("-+-".join("-" * w for w in widths))
+    for row in cells:
+        click.echo(" | ".join(v[:w].ljust(w) for v, w in zip(row, widths)))
+    click.echo(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+
+
+def print_answer(result: AskResult, heads: dict[str, Paper], top: int, options: dict[str, str]) -> None:
+    """The readable answer of ``lit3r ask``: answers, supporting papers, evidence, candidates,
+    notes, timings and LLM usage. ``heads``: the papers of the answer and the first ``top``
+    candidates."""
+    read, answer = result.read, result.submission()["answer"]
+    if "multiple_choice" in answer:
+        letter = answer["multiple_choice"]["gold"]
+        click.echo(f"Answer: {letter}) {options[letter]}")
+    if "freeform" in answer:
+        label = "Answer" if read.reader != "extractive" or "multiple_choice" not in answer else "Best evidence"
+        click.echo(f"{label}: {answer['freeform']['text']}")
+    if "table" in answer:
+        click.echo("Answer table:")
+        print_table(answer["table"]["rows"])
+    click.echo("\nSupporting papers:")
+    for pid in read.papers:
+        p = heads[pid]
+        venue = " ".join(str(x) for x in (p.venue, p.year) if x)
+        click.echo(f"  [{pid}] {p.title}" + (f" ({venue})" if venue else ""))
+    click.echo("Evidence:")
+    for c in read.evidence:
+        text = " ".join(c.text.split())
+        click.echo(f"  {c.paper_id} {describe(c)}: {text[:160]}{'...' if len(text) > 160 else ''}")
+    click.echo(f"\nCandidates (top {min(top, len(result.candidates))} of {len(result.candidates)}):")
+    for i, pid in enumerate(result.candidates[:top], start=1):
+        click.echo(f"  {i:2d}. [{pid}] {heads[pid].title[:90]}")
+    for note in read.notes + result.problems:
+        click.echo(f"  note: {note}")
+    t = result.timings
+    click.echo("\nTimings: " + ", ".join(f"{k} {t[k]:.2f} s" for k in ("load", "retrieve", "relate", "read") if k in t))
+    if result.usage.calls or result.usage.cached:
+        u = result.usage
+        click.echo(f"LLM: {u.calls} calls ({u.cached} cached), {u.prompt_tokens}+{u.completion_tokens} tokens, "
+                   f"{len(result.rounds)} round(s), {len(result.subqueries)} subqueries")
+
+
+def masked(config: dict) -> dict:
+    """The configuration with secrets (passwords, API keys) shown as "***"."""
+    return {k: masked(v) if isinstance(v, dict) else ("***" if v and k in ("password", "api_key") else v)
+            for k, v in config.items()}
+
+
+def toml(data: dict[str, Any], prefix: str = "") -> str:
+    """A nested dict as TOML text (tables for nested dicts)."""
+    flat, tables = [], []
+    for k, v in data.items():
+        if isinstance(v, dict):
+            tables.append(f"\n[{prefix}{k}]\n" + toml(v, f"{prefix}{k}."))
+        else:
+            flat.append(f"{k} = {json.dumps(v)}")
+    return "\n".join(flat) + "".join(tables)

