@@ -12,7 +12,7 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/python -m pip install -q -e '.[dev]'
 	touch $@
 
-.PHONY: install demo test bench
+.PHONY: install demo test lint bench
 install: $(VENV)/.installed
 
 demo: $(VENV)/.installed
@@ -20,8 +20,13 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/lit3r --home "$(OUT)" ingest "$(PDFS)" $(if $(META),--metadata "$(META)")
 	$(VENV)/bin/lit3r --home "$(OUT)" ask "$(Q)"
 
-test: $(VENV)/.installed
+test: lint
 	$(VENV)/bin/python -m pytest
+
+# ruff (style, import order, bugbear, complexity <= 15) and mypy (the packages' typed seams)
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check graph ingest lit3r tests bench
+	$(VENV)/bin/mypy
 
 bench: $(VENV)/.installed
 	$(VENV)/bin/python bench/ingest_bench.py
