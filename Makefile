@@ -6,14 +6,20 @@ OUT   ?= lit3r_data/$(notdir $(abspath $(PDFS)))
 META  ?= $(wildcard $(PDFS)/../manifest.jsonl)
 Q     ?= Which method reduces the complexity of self-attention to linear time, and how?
 
+# the demo needs Lit3R alone; the tests also need the dev extra (it builds llama-cpp-python)
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
+	$(VENV)/bin/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
 	$(VENV)/bin/python -m pip install -q -e '.[dev]'
 	touch $@
 
-.PHONY: install demo test lint bench
+.PHONY: install install-dev demo test lint bench
 install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
 
 demo: $(VENV)/.installed
 	@test -d "$(PDFS)" || { echo "no PDF folder at $(PDFS): run make demo PDFS=/path/to/your/pdfs"; exit 1; }
@@ -24,7 +30,7 @@ test: lint
 	$(VENV)/bin/python -m pytest
 
 # ruff (style, import order, bugbear, complexity <= 15) and mypy (the packages' typed seams)
-lint: $(VENV)/.installed
+lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check graph ingest lit3r tests bench
 	$(VENV)/bin/mypy
 

@@ -24,6 +24,7 @@ import platformdirs
 import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from pydantic_settings.exceptions import SettingsError
 
 from lit3r.errors import ConfigError
 
@@ -58,6 +59,13 @@ class ModelSettings(_Section):
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field("auto", description="weights dtype (auto: bfloat16 where native, else float32)")
     batch_size: int = Field(64, ge=1, description="texts per encoder forward pass")
     query_prompt: Optional[str] = Field(None, description="the model's prompt name, or a literal prefix, applied to queries only")
+
+    @field_validator("device")
+    @classmethod
+    def _device(cls, v: str) -> str:
+        if not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", v):
+            raise ValueError("must be auto, cpu, cuda, cuda:N or mps")
+        return v
 
     @model_validator(mode="after")
     def _cross_encoder_needs_model(self) -> "ModelSettings":
@@ -130,6 +138,10 @@ class ReadParams(_Section):
     synth_papers: int = Field(default=8, ge=1, description="relevant papers LLM stage 2 synthesises from, at most")
     images: bool = Field(True, description="send figure and table crops when the LLM accepts images")
     max_images: int = Field(default=4, ge=0, description="crops per LLM call, at most")
+    abstain_cosine: float = Field(default=0.46, ge=-1.0, le=1.0,
+                                  description="the extractive reader abstains when the mean cosine of the question with "
+                                              "its closest read chunks is below this (-1: never)")
+    abstain_chunks: int = Field(default=5, ge=1, description="closest read chunks averaged for abstention")
 
 
 class Neo4jSettings(_Section):
@@ -283,6 +295,17 @@ def config_file(home: Optional[Path] = None) -> Optional[Path]:
     return path if path.is_file() else None
 
 
+def descriptions() -> dict[str, str]:
+    """``{"retrieve.rrf_k": description}`` for every setting (sections by their own key)."""
+    out = {}
+    for key, f in Settings.model_fields.items():
+        out[key] = f.description or ""
+        section = _section(key)
+        if section is not None:
+            out.update({f"{key}.{sub}": sf.description or "" for sub, sf in section.model_fields.items()})
+    return out
+
+
 def _closest(name: str, valid: Sequence[str]) -> str:
     """`` (did you mean X?)`` for the closest valid name, or a list of them."""
     close = difflib.get_close_matches(name, list(valid), n=1, cutoff=0.6)
@@ -301,6 +324,8 @@ def _check_toml(path: Path) -> None:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}): fix the file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror or exc}): check its permissions") from None
     for key, value in data.items():
         if key not in Settings.model_fields:
             raise ConfigError(f"{path}: unknown key {key!r}{_closest(key, list(Settings.model_fields))}")
@@ -331,8 +356,10 @@ def _check_env() -> None:
     valid = set(_env_names()) | _OTHER_ENV
     for name in sorted(os.environ):
         if name.upper().startswith("LIT3R_") and name.upper() not in valid:
-            raise ConfigError(f"environment variable {name} is not a setting{_closest(name.upper(), sorted(valid))}: "
-                              f"rename or unset it")
+            tail = {v[len("LIT3R_"):]: v for v in valid}
+            hint = _closest(name.upper()[len("LIT3R_"):], sorted(tail))
+            hint = hint.replace("did you mean ", "did you mean LIT3R_") if hint.startswith(" (did") else ""
+            raise ConfigError(f"environment variable {name} is not a setting{hint}: rename or unset it")
 
 
 def load_settings(**overrides: Any) -> Settings:
@@ -343,9 +370,19 @@ def load_settings(**overrides: Any) -> Settings:
     errors."""
     named = os.environ.get("LIT3R_CONFIG")
     if named and not Path(named).is_file():
-        raise ConfigError(f"LIT3R_CONFIG names a missing file: {named}: create it or unset LIT3R_CONFIG")
+        what = "a folder" if Path(named).is_dir() else "not a regular file" if Path(named).exists() else "a missing file"
+        raise ConfigError(f"LIT3R_CONFIG names {what}: {named}: point it at a TOML file or unset LIT3R_CONFIG")
     _check_env()
+    if "LIT3R_HOME" in os.environ and not os.environ["LIT3R_HOME"].strip():
+        raise ConfigError("LIT3R_HOME is empty: name the data folder or unset it")
     clean = {k: v for k, v in overrides.items() if v is not None}
+    if "home" in clean and not str(clean["home"]).strip():
+        raise ConfigError("the data folder is empty (--home \"\" or LIT3R_HOME=): name a folder or unset it")
+    home = Path(clean.get("home") or os.environ.get("LIT3R_HOME") or platformdirs.user_data_dir("lit3r"))
+    if home.exists() and not home.is_dir():
+        raise ConfigError(f"the data folder {home} is a file: pass a folder with --home or LIT3R_HOME")
+    if (home / "config.toml").is_dir():
+        raise ConfigError(f"{home / 'config.toml'} is a folder: make it a TOML file or remove it")
     path = config_file(clean.get("home"))
     if path is not None:
         _check_toml(path)
@@ -354,13 +391,17 @@ def load_settings(**overrides: Any) -> Settings:
         return Settings(**clean)
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
-        env = "LIT3R_" + "__".join(str(x) for x in err["loc"]).upper()
+        loc = [str(x) for x in err["loc"] if not isinstance(x, int)]  # a tuple item's index is not a setting
+        where = ".".join(loc)
+        env = "LIT3R_" + "__".join(loc).upper()
         src = f" (from {path})" if path else ""
         raise ConfigError(f"setting {where} (or {env}){src}: {err['msg']}") from None
+    except SettingsError as exc:  # a LIT3R_* value that is not the JSON a section or list needs
+        raise ConfigError(f"{' '.join(str(exc).split())}: give a section's values one by one "
+                          f"(LIT3R_RETRIEVE__RRF_K=60) or valid JSON") from None
     finally:
         _TOML_IN_FORCE.reset(token)
 
 
 __all__ = ["Settings", "ModelSettings", "RetrieveParams", "RelateParams", "ReadParams", "Neo4jSettings",
-           "OpenSearchSettings", "LLMSettings", "load_settings", "config_file", "PRESETS", "PACKAGED_MINILM"]
+           "OpenSearchSettings", "LLMSettings", "load_settings", "config_file", "descriptions", "PRESETS", "PACKAGED_MINILM"]

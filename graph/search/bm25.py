@@ -30,6 +30,8 @@ from typing import Callable, Iterable, Optional, Sequence, Union
 import numpy as np
 from numpy.lib.format import open_memmap
 
+from graph.errors import IndexDamaged
+
 Postings = tuple[np.ndarray, np.ndarray, np.ndarray]  # (term ids, doc ids, tf), equal lengths
 
 
@@ -124,9 +126,13 @@ class Segment:
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
         # plain ndarray views of the memory maps (np.memmap's per-slice overhead is 10 us)
-        self.indptr = np.load(self.folder / "indptr.npy", mmap_mode="r").view(np.ndarray)
-        self.docs = np.load(self.folder / "docs.npy", mmap_mode="r").view(np.ndarray)
-        self.tf = np.load(self.folder / "tf.npy", mmap_mode="r").view(np.ndarray)
+        try:
+            self.indptr = np.load(self.folder / "indptr.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray)
+            self.docs = np.load(self.folder / "docs.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray)
+            self.tf = np.load(self.folder / "tf.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray)
+        except (EOFError, ValueError, OSError) as exc:  # cut short, garbled or missing
+            raise IndexDamaged(f"the BM25 segment {self.folder} is unreadable ({type(exc).__name__}): run "
+                               f"`lit3r ingest PDF_DIR --rebuild` to rebuild the index") from None
 
     def postings(self, term: int) -> tuple[np.ndarray, np.ndarray]:
         """``(doc ids, tf)`` of one term (empty when the term came after this segment)."""

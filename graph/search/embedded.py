@@ -33,7 +33,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from graph.errors import NotBuiltError, UnknownIdError
+from graph.errors import IndexDamaged, NotBuiltError, UnknownIdError
 from graph.search.bm25 import BM25Field, Segment
 from graph.search.protocol import Hit
 from graph.search.tokenize import tokenize
@@ -163,9 +163,10 @@ class EmbeddedSearchIndex:
             raise NotBuiltError(f"no corpus index in {folder}: run `lit3r ingest PDF_DIR` first (or pass --home)")
         try:
             return cls(folder, k1, b, db)
-        except (OSError, ValueError, sqlite3.DatabaseError) as exc:
-            raise NotBuiltError(f"the index in {folder} is damaged ({exc}): run `lit3r ingest PDF_DIR "
-                                    f"--rebuild` to rebuild it") from None
+        except (OSError, ValueError, EOFError, sqlite3.DatabaseError) as exc:
+            msg = " ".join(str(exc).split())[:120]
+            raise IndexDamaged(f"the index in {folder} is damaged ({type(exc).__name__}: {msg}): run "
+                               f"`lit3r ingest PDF_DIR --rebuild` to rebuild it") from None
 
     @contextlib.contextmanager
     def snapshot(self):

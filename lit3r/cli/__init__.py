@@ -48,16 +48,18 @@ class Lit3rGroup(click.Group):
 
 @click.group(cls=Lit3rGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="lit3r")
-@click.option("--home", type=click.Path(path_type=Path), default=None, envvar="LIT3R_HOME",
+@click.option("--home", type=click.Path(), default=None, envvar="LIT3R_HOME",
               help="Data folder: the corpus and its index (default: LIT3R_HOME or the per-user data folder).")
 @click.pass_context
-def main(ctx: click.Context, home: Optional[Path]) -> None:
+def main(ctx: click.Context, home: Optional[str]) -> None:
     """Lit3R: question answering over research papers, with evidence traces."""
     import logging
 
+    if home is not None and not home.strip():
+        raise click.UsageError("the data folder is empty (--home \"\" or LIT3R_HOME=): name a folder or unset it")
     for name in ("neo4j", "opensearch"):  # the drivers' retry chatter; failures come out as one line
         logging.getLogger(name).setLevel(logging.CRITICAL)
-    ctx.obj = {"home": home}
+    ctx.obj = {"home": Path(home) if home is not None else None}
 
 
 def _settings(ctx: click.Context, **overrides: Any) -> Settings:
@@ -116,6 +118,9 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
         else:
             report = ingest_corpus(pdf_dir, out_dir, metadata_file=metadata_file, parser=parser, workers=workers,
                                    images=images, progress=sys.stderr.isatty() and not as_json, prune=prune)
+    except OSError as exc:  # an unwritable or vanished output folder
+        raise click.ClickException(f"{exc.filename or out_dir}: {exc.strerror or exc}: the corpus folder must be "
+                                   f"writable (choose another with --home or --out)") from None
     except KeyboardInterrupt:
         click.echo("Error: interrupted: parsed papers are kept; run the same command again to resume", err=True)
         sys.exit(130)
@@ -256,15 +261,23 @@ def _clean(exc: BaseException, limit: int = 120) -> str:
 @click.pass_context
 def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optional[str]) -> None:
     """Answer a batch of questions into a LitTraceQA submission; traces go to OUT.traces.jsonl."""
-    from lit3r.littraceqa.batch import run_batch
+    from lit3r.littraceqa.batch import read_inputs, run_batch
     from lit3r.pipeline.engine import Engine
 
     settings = _settings(ctx, **({"llm": {"provider": llm}} if llm else {}))
-    report = run_batch(Engine(settings), queries, out, workers=workers, progress=sys.stderr.isatty())
+    if not read_inputs(queries):  # bad lines fail here, before the models load
+        raise click.ClickException(f"{queries} holds no question: pass a JSONL file with one question per line")
+    try:
+        report = run_batch(Engine(settings), queries, out, workers=workers, progress=sys.stderr.isatty())
+    except OSError as exc:
+        raise click.ClickException(f"--out {out}: cannot be written ({exc.strerror or exc}): choose a writable "
+                                   f"path") from None
     for qid, err in report.failures:
         click.echo(f"failed {qid}: {err}", err=True)
     click.echo(f"{report.answered} answered, {report.skipped} already in {out}, {len(report.failures)} failed "
                f"(of {report.inputs})")
+    if report.failures:
+        sys.exit(1)
 
 
 @main.command(name="eval")
@@ -368,8 +381,14 @@ def cypher(ctx: click.Context, query_or_file: str, params: tuple[tuple[str, Any]
 
     settings = _settings(ctx)
     path = Path(query_or_file)
-    if path.suffix == ".cypher" and path.is_file():
-        query = path.read_text(encoding="utf-8")
+    if not query_or_file.strip():
+        raise click.UsageError("the query is empty: pass Cypher, a .cypher file or a statement name")
+    if path.suffix == ".cypher":
+        try:
+            query = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise click.ClickException(f"{path}: cannot be read ({why}): pass a UTF-8 .cypher file") from None
     elif query_or_file in names():
         query = statement(query_or_file)
     else:
@@ -379,8 +398,12 @@ def cypher(ctx: click.Context, query_or_file: str, params: tuple[tuple[str, Any]
     store = neo4j_store(settings)
     try:
         rows = store.run_write(query, values, limit + 1) if write else store.run_read(query, values, limit + 1)
-    except Exception as exc:  # driver errors: connection, syntax, write in a read transaction
-        msg = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+    except _server_errors() as exc:  # connection, credentials, syntax, a write in a read transaction
+        from neo4j.exceptions import AuthError, ServiceUnavailable
+
+        if isinstance(exc, (ServiceUnavailable, AuthError)):
+            raise click.ClickException(_server_message(settings, exc)) from None
+        msg = _clean(exc, 300) or type(exc).__name__
         hint = " (writes need --write)" if "write" in msg.lower() and not write else ""
         raise click.ClickException(f"Cypher failed on {n.uri}: {msg}{hint}") from None
     finally:
@@ -424,8 +447,9 @@ def config() -> None:
 @click.option("--changed", is_flag=True, help="Only the settings that differ from the defaults.")
 @click.pass_context
 def config_show(ctx: click.Context, as_json: bool, changed: bool) -> None:
-    """Print the effective configuration, secrets masked (`lit3r doctor` checks it)."""
-    from lit3r.config import config_file
+    """Print the effective configuration with each setting's description, secrets masked
+    (`lit3r doctor` checks it)."""
+    from lit3r.config import config_file, descriptions
 
     settings = _settings(ctx.find_root())
     data = settings.model_dump(mode="json", exclude_defaults=changed)
@@ -433,4 +457,5 @@ def config_show(ctx: click.Context, as_json: bool, changed: bool) -> None:
     if as_json:
         click.echo(json.dumps(masked(data), indent=2))
         return
-    click.echo(f"# configuration file: {path or 'none'}; LIT3R_* variables override it\n{toml(masked(data))}")
+    click.echo(f"# configuration file: {path or 'none'}; LIT3R_* variables override it\n"
+               f"{toml(masked(data), notes=descriptions())}")

@@ -60,8 +60,9 @@ class TableSchemaType(click.ParamType):
             return value
         try:
             schema = json.loads(value)
-        except json.JSONDecodeError as exc:
-            self.fail(f"not valid JSON ({exc.msg}): pass a JSON list of columns", param, ctx)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            self.fail(f"not valid JSON ({getattr(exc, 'msg', 'nested too deeply')}): pass a JSON list of columns",
+                      param, ctx)
         if not isinstance(schema, list) or not schema or not all(
                 isinstance(c, dict) and isinstance(c.get("name"), str) for c in schema):
             self.fail('must be a list of columns like [{"name": "Method", "type": "string", "is_row_key": true}]',

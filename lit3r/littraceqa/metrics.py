@@ -138,14 +138,17 @@ def evaluate(preds: Iterable[Any], golds: Iterable[dict]) -> dict[str, Any]:
     "by_evidence_type": {...}, "questions": [...], "missing_predictions": [...], "warnings": [...]}``.
     A gold question without a prediction scores as an empty prediction; prediction lines that
     are not objects with a string ``query_id``, duplicates (the first counts) and unknown query
-    ids are ignored and counted in ``warnings``. Raises ValueError for an empty gold set or a
-    gold line without ``query_id``."""
+    ids are ignored and counted in ``warnings``. Raises InputError for an empty gold set or a
+    gold line without ``query_id``, ``question`` and ``gold_papers``."""
     golds = list(golds)
     if not golds:
         raise InputError("the gold file has no questions: pass a LitTraceQA gold JSONL (validation.jsonl)")
     for no, g in enumerate(golds, start=1):
         if not isinstance(g, dict) or not isinstance(g.get("query_id"), str):
             raise InputError(f"gold line {no} has no query_id: pass a LitTraceQA gold file (validation.jsonl)")
+        if not isinstance(g.get("gold_papers"), list) or not ("question" in g or "task_family" in g):
+            raise InputError(f"gold line {no} has no question and gold_papers (a questions file or a submission?): "
+                             f"pass a LitTraceQA gold file (validation.jsonl) as --gold")
     gold_ids = {g["query_id"] for g in golds}
     by_id: dict[str, dict] = {}
     bad = dup = unknown = 0

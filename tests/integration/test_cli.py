@@ -117,3 +117,28 @@ def test_eval_command_scores_validation_against_itself(tmp_path):
     bad.write_text("{oops\n")
     res = CliRunner().invoke(main, ["eval", "--gold", str(gold), "--pred", str(bad)])
     assert res.exit_code == 1 and "bad.jsonl:1: not valid JSON" in res.output
+
+
+def test_run_refuses_files_it_would_damage_and_fails_loudly(subset_home, tmp_path):
+    """Issue 12 trials: a --out that is not a submission is never cut; --out == --queries is
+    refused; a malformed question line is named before anything loads; failures exit 1."""
+    from tests.conftest import CORPUS
+
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"query_id": "e1", "question": "  "}) + "\n")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\nimportant line without newline")
+    runner = CliRunner()
+    res = runner.invoke(main, ["--home", str(subset_home), "run", "--queries", str(CORPUS / "questions_dev_inputs.jsonl"),
+                               "--out", str(notes)])
+    assert res.exit_code == 1 and "not a submission line" in res.output
+    assert notes.read_text() == "my notes\nimportant line without newline"
+    res = runner.invoke(main, ["--home", str(subset_home), "run", "--queries", str(queries), "--out", str(queries)])
+    assert res.exit_code == 1 and "is the --queries file" in res.output
+    res = runner.invoke(main, ["--home", str(subset_home), "run", "--queries", str(queries), "--out",
+                               str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 1 and "1 failed (of 1)" in res.output  # the empty question failed
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"query_id": "b1", "question": "q", "answer_types": "freeform"}) + "\n")
+    res = runner.invoke(main, ["--home", str(subset_home), "run", "--queries", str(bad), "--out", str(tmp_path / "b.jsonl")])
+    assert res.exit_code == 1 and 'bad.jsonl:1: "answer_types" must be a list' in res.output
