@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+import re
+from typing import Any, Optional
 
 import click
 
@@ -33,6 +34,11 @@ def print_answer(result: AskResult, heads: dict[str, Paper], top: int, options: 
     notes, timings and LLM usage. ``heads``: the papers of the answer and the first ``top``
     candidates."""
     read, answer = result.read, result.submission()["answer"]
+    if not read.papers and read.freeform:  # the reader abstained: the corpus does not support an answer
+        click.echo(read.freeform)
+        for note in read.notes:
+            click.echo(f"  note: {note}")
+        return
     if "multiple_choice" in answer:
         letter = answer["multiple_choice"]["gold"]
         click.echo(f"Answer: {letter}) {options[letter]}")
@@ -50,6 +56,8 @@ def print_answer(result: AskResult, heads: dict[str, Paper], top: int, options: 
     click.echo("Evidence:")
     for c in read.evidence:
         text = " ".join(c.text.split())
+        if c.object_id and text.startswith(c.object_id):
+            text = text[len(c.object_id):].lstrip(" :.|")  # the label is in the locator already
         click.echo(f"  {c.paper_id} {describe(c)}: {text[:160]}{'...' if len(text) > 160 else ''}")
     click.echo(f"\nCandidates (top {min(top, len(result.candidates))} of {len(result.candidates)}):")
     for i, pid in enumerate(result.candidates[:top], start=1):
@@ -64,18 +72,29 @@ def print_answer(result: AskResult, heads: dict[str, Paper], top: int, options: 
                    f"{len(result.rounds)} round(s), {len(result.subqueries)} subqueries")
 
 
+_URL_SECRET = re.compile(r"(?<=://)[^/@\s]+@")
+
+
 def masked(config: dict) -> dict:
-    """The configuration with secrets (passwords, API keys) shown as "***"."""
-    return {k: masked(v) if isinstance(v, dict) else ("***" if v and k in ("password", "api_key") else v)
-            for k, v in config.items()}
+    """The configuration with secrets (passwords, API keys, credentials in URLs) shown as "***"."""
+    def one(k: str, v: Any) -> Any:
+        if isinstance(v, dict):
+            return masked(v)
+        if v and k in ("password", "api_key"):
+            return "***"
+        return _URL_SECRET.sub("***@", v) if isinstance(v, str) else v
+
+    return {k: one(k, v) for k, v in config.items()}
 
 
-def toml(data: dict[str, Any], prefix: str = "") -> str:
-    """A nested dict as TOML text (tables for nested dicts)."""
+def toml(data: dict[str, Any], prefix: str = "", notes: Optional[dict[str, str]] = None) -> str:
+    """A nested dict as TOML text (tables for nested dicts); ``notes``: a comment per dotted key."""
+    notes = notes or {}
     flat, tables = [], []
     for k, v in data.items():
         if isinstance(v, dict):
-            tables.append(f"\n[{prefix}{k}]\n" + toml(v, f"{prefix}{k}."))
+            tables.append(f"\n[{prefix}{k}]\n" + toml(v, f"{prefix}{k}.", notes))
         else:
-            flat.append(f"{k} = {json.dumps(v)}")
+            note = notes.get(f"{prefix}{k}")
+            flat.append(f"{k} = {json.dumps(v)}" + (f"  # {note}" if note else ""))
     return "\n".join(flat) + "".join(tables)

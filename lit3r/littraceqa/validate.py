@@ -199,8 +199,10 @@ def _answer(answer: dict, spec: QuestionSpec, problems: list[str]) -> dict:
         letter = str((mc or {}).get("gold", "") if isinstance(mc, dict) else "").strip().upper().strip("().")
         if letter and (not spec.labels or letter in spec.labels):
             out["multiple_choice"] = {"gold": letter}
+        elif not letter:
+            problems.append("no multiple-choice letter: the reader chose none")
         else:
-            problems.append(f"multiple-choice letter {letter or 'missing'!r} is not one of "
+            problems.append(f"multiple-choice letter {letter!r} is not one of "
                             f"{', '.join(spec.labels) or 'the options'}: dropped")
     if "table" in spec.answer_types:
         rows = (answer.get("table") or {}).get("rows") if isinstance(answer.get("table"), dict) else None

@@ -102,9 +102,12 @@ class Question:
     def make(cls, text: str, *, options: Optional[dict[str, str]] = None, answer_types: Optional[Sequence[str]] = None,
              schema: Optional[list[dict]] = None, query_id: str = "q") -> "Question":
         """The answer types default to free text (plus multiple choice with options, plus table
-        with a schema). Raises BadQuestion for an empty question."""
+        with a schema). Raises BadQuestion for an empty question or a single option."""
         if not text.strip():
             raise BadQuestion("the question is empty: pass a question in quotes")
+        if options is not None and len(options) < 2:
+            raise BadQuestion("a multiple-choice question needs at least two options: give --option A=... "
+                              "--option B=...")
         types = tuple(answer_types or (("freeform", "multiple_choice") if options else ("freeform",)))
         if schema and "table" not in types:
             types += ("table",)

@@ -28,7 +28,11 @@ from graph.store import GraphStore
 from lit3r.config import ReadParams
 from lit3r.pipeline.pool import Pool
 from lit3r.read.base import ReadRequest, ReadResult
+from lit3r.read.claims import Support, Unit, choose_option, units_of
 from lit3r.read.scoring import CITE_Q, NUM, NUMERIC_Q, ask_part, chunk_lines, named_objects, overlap, question_entities
+
+#: Best-scored chunks among which the closest ones to the question are looked for (abstention).
+ABSTAIN_POOL = 100
 
 
 class ExtractiveReader:
@@ -74,6 +78,15 @@ class ExtractiveReader:
         scored.sort(key=lambda sc: -sc[0])
         return scored
 
+    def _unrelated(self, qvec: np.ndarray, scored: list[tuple[float, Chunk]]) -> bool:
+        """True when the question is far from everything read: the mean cosine of ``qvec`` with its
+        ``read.abstain_chunks`` closest chunks among the best-scored ones is below
+        ``read.abstain_cosine`` (calibrated on questions_dev and off-topic questions)."""
+        if self.params.abstain_cosine <= -1 or not scored:
+            return not scored
+        ids = [c.chunk_id for _, c in scored[:ABSTAIN_POOL]]
+        return _unrelated_cosine(qvec, self.index.vectors_of(ids), self.params.abstain_chunks) < self.params.abstain_cosine
+
     def read(self, request: ReadRequest, scored: Optional[list[tuple[float, Chunk]]] = None) -> ReadResult:
         """Answer ``request`` from its candidates. Every answer type is produced (the validator
         keeps the requested ones); ``scored``: the output of :meth:`score_chunks` when the caller
@@ -83,13 +96,15 @@ class ExtractiveReader:
         if not candidates:
             return ReadResult([], [])
         ask = ask_part(question)
-        qtok, atok = set(tokenize(question)), set(tokenize(ask))
         numeric_q = bool(NUMERIC_Q.search(ask))
         if scored is None:
             scored = self.score_chunks(question, request.qvecs, candidates, pool=pool)
         else:
             first = set(candidates[: self.params.papers])
             scored = [sc for sc in scored if sc[1].paper_id in first]
+        if self._unrelated(request.qvecs[0], scored):
+            return ReadResult([], [], freeform=f"no supporting evidence in this corpus for: {question.strip()}",
+                              notes=["abstained: no read chunk is close enough to the question (read.abstain_cosine)"])
         best: dict[str, tuple[float, Chunk]] = {}
         for s, c in scored:
             best.setdefault(c.paper_id, (s, c))
@@ -106,73 +121,125 @@ class ExtractiveReader:
                 evidence.insert(1, obj)
                 evidence = evidence[: self.params.max_evidence]
         result = ReadResult(chosen, evidence, paper_scores={pid: s for pid, (s, _) in ranked})
-        read_chunks = [c for _, c in scored if c.paper_id in chosen][:8]
-        lines = [(ln, c) for c in read_chunks for ln in chunk_lines(c)]
-        line_score = [(overlap(qtok, t) + overlap(atok, t), ln, t) for ln, c in lines for t in [set(tokenize(ln))]]
-        if line_score:
-            result.freeform = max(line_score, key=lambda x: (x[0] + (0.2 if numeric_q and NUM.search(x[1]) else 0)))[1][:400]
+        units = [u for s, c in scored if c.paper_id in chosen for u in units_of(c, max(s, 0.0) / top if top > 0 else 0.0)]
+        support = Support(question, units)
+        answer_unit = None
         if options:
-            result.choice, result.option_scores = self._choose(options, line_score)
+            result.choice, result.option_scores, answer_unit = choose_option(options, units, support)
+            if result.choice is None:
+                result.notes.append("no option is supported more than the others by the evidence: no letter given")
+        if answer_unit is None and units:
+            answer_unit = max(units, key=lambda u: support.relevance(u) + (0.2 if numeric_q and u.values else 0.0))
+        if answer_unit is not None:
+            result.freeform = answer_unit.text[:400]
+            result.evidence = _cite_first(answer_unit.chunk, result.evidence, self.params.max_evidence)
+            if answer_unit.chunk.paper_id not in result.papers:
+                result.papers.insert(0, answer_unit.chunk.paper_id)
         if schema:
             result.rows = extractive_rows(question, schema, [c for _, c in scored if c.paper_id in chosen][:30],
-                                          {pid: self.graph.paper(pid).title for pid in chosen})
-        result.supporting = {pid: [c.chunk_id for c in evidence if c.paper_id == pid] for pid in chosen}
+                                          {pid: self.graph.paper(pid).title for pid in chosen}, units)
+        result.supporting = {pid: [c.chunk_id for c in result.evidence if c.paper_id == pid] for pid in result.papers}
         return result
 
-    def _choose(self, options: dict[str, str], line_score: list[tuple[float, str, set]]) -> tuple[str, dict[str, float]]:
-        """The option whose numbers and words occur in the lines that match the question best:
-        support(option) = max over lines of (line's question overlap) x (share of the option's
-        numbers, else words, found in that line)."""
-        labels = list(options)
-        scores = {}
-        for lab in labels:
-            opt = options[lab]
-            onums = set(NUM.findall(opt))
-            otok = set(tokenize(opt)) - onums
-            best = 0.0
-            for qs, ln, toks in line_score:
-                if onums:
-                    found = len(onums & set(NUM.findall(ln))) / len(onums)
-                    found = found * 0.8 + 0.2 * overlap(otok, toks) if otok else found
-                else:
-                    found = overlap(otok, toks)
-                best = max(best, (0.2 + qs) * found)
-            scores[lab] = best
-        return max(labels, key=lambda k: (scores[k], -labels.index(k))), scores
+
+def _unrelated_cosine(qvec: np.ndarray, vectors: np.ndarray, k: int) -> float:
+    """Mean cosine of ``qvec`` with its ``k`` closest rows of ``vectors`` (-1 for none)."""
+    if not len(vectors):
+        return -1.0
+    cos = np.sort(vectors @ qvec)[::-1][:k]
+    return float(cos.mean())
+
+
+def _cite_first(chunk: Chunk, evidence: list[Chunk], limit: int) -> list[Chunk]:
+    """``chunk`` first, then the rest of ``evidence`` without it, at most ``limit``; a chunk of
+    the same paper that answers nothing more (the best-scored one of that paper) is replaced."""
+    rest = [c for c in evidence if c.chunk_id != chunk.chunk_id]
+    same = [c for c in rest if c.paper_id == chunk.paper_id]
+    if same and same[0].kind not in ("table", "figure"):
+        rest.remove(same[0])
+    return [chunk, *rest][:limit]
 
 
 _PAPER_COLUMN = re.compile(r"\b(paper|title|work|publication|article|study)\b", re.I)
-def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titles: dict[str, str]) -> list[dict]:
-    """Table rows without an LLM (a baseline): the row keys are the supporting papers' titles when
-    the key column names a paper, else the names the question lists, else each supporting paper's
-    short name; a non-key cell is the first number (number columns) or the rest of the line
-    (string columns) after the row key in the best-scored ``chunks`` (tables first), empty when
-    no line names the key."""
+def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titles: dict[str, str],
+                    units: Sequence[Unit] = ()) -> list[dict]:
+    """Table rows without an LLM: the row keys are the supporting papers' titles when the key
+    column names a paper, else the names the question lists, else each supporting paper's short
+    name. For a named row, a number cell comes from the table cell (``units``,
+    :mod:`lit3r.read.claims`) whose row key is the name, in the one table block that names most of
+    the rows, and whose column label matches the column's name and the question best; otherwise
+    from the first number after the name in the best-scored ``chunks`` (tables first). For a paper
+    row, from the paper's line that matches the column's name best, else from its best table
+    cell. A string cell is the rest of the best line. A value that is not found stays empty:
+    nothing is invented."""
     keys = [c for c in schema if c.get("is_row_key")] or schema[:1]
     others = [c for c in schema if c not in keys]
     key = keys[0]["name"]
     lines = [(ln, c.paper_id) for c in sorted(chunks, key=lambda c: c.kind != "table") for ln in chunk_lines(c)]
+    cells = [u for u in units if u.kind == "cell"]
     rows: list[dict] = []
     if _PAPER_COLUMN.search(key):
         for pid, title in titles.items():
             row: dict[str, object] = {key: title}
             best = [ln for ln, p in lines if p == pid]
             for col in others:
-                ctok = set(tokenize(col["name"]))
-                ln = max(best, key=lambda x: overlap(ctok, set(tokenize(x))), default="")
-                row[col["name"]] = _cell(ln, col)
+                found = _cell(_best_line(best, col["name"]), col)
+                if found is None:  # a paper's figure is usually stated in its text; else its tables
+                    found = _table_cell(question, col, [u for u in cells if u.chunk.paper_id == pid])
+                row[col["name"]] = found
             rows.append(row)
         return rows
     names = question_entities(question) or [t.split(":")[0].strip()[:60] for t in titles.values()]
+    block = _one_block(cells, names)
     for name in names:
-        row: dict[str, object] = {key: name}  # type: ignore[no-redef]
+        row = {key: name}
         pat = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
         hit = next((ln for ln, _ in lines if pat.search(ln)), "")
         rest = pat.split(hit, maxsplit=1)[-1] if hit else ""
+        named = [u for u in block if _names_row(u, name)] or [u for u in cells if _names_row(u, name)]
         for col in others:
-            row[col["name"]] = _cell(rest, col)
+            found = _table_cell(question, col, named)
+            row[col["name"]] = found if found is not None else _cell(rest, col)
         rows.append(row)
     return rows
+
+
+def _best_line(lines: Sequence[str], name: str) -> str:
+    """The line that holds most of the tokens of ``name`` ("" when there is none)."""
+    want = set(tokenize(name))
+    return max(lines, key=lambda x: overlap(want, set(tokenize(x))), default="")
+
+
+def _names_row(unit: Unit, name: str) -> bool:
+    """The cell's row key is ``name``, case and spacing aside."""
+    return " ".join(unit.row_key.lower().split()) == " ".join(name.lower().split())
+
+
+def _one_block(cells: Sequence[Unit], names: Sequence[str]) -> list[Unit]:
+    """The cells of the one table block (chunk and row group) that names the most of ``names``
+    (ties: the earlier block), so that a table answer reads one comparison, not a mix."""
+    blocks: dict[tuple[str, str], set[str]] = {}
+    for u in cells:
+        for name in names:
+            if _names_row(u, name):
+                blocks.setdefault((u.chunk.chunk_id, u.row_group), set()).add(name)
+    if not blocks:
+        return []
+    best = max(blocks, key=lambda b: len(blocks[b]))
+    return [u for u in cells if (u.chunk.chunk_id, u.row_group) == best]
+
+
+def _table_cell(question: str, col: dict, cells: Sequence[Unit]) -> Optional[object]:
+    """The value of the cell among ``cells`` whose context matches the column's name (twice) and
+    the question best, cast to the column's type; None when no cell has a value of that type."""
+    if col.get("type") != "number" or not cells:
+        return None
+    support = Support(f"{col['name']} {col['name']}. {question}", cells)
+    for u in sorted(cells, key=lambda u: -support.relevance(u)):
+        value = _cell(u.text.rsplit(":", 1)[-1], col)
+        if value is not None:
+            return value
+    return None
 
 
 def _cell(text: str, col: dict) -> object:

@@ -22,6 +22,9 @@ _LEAD = re.compile(r"^.*\b(?:for|of|on|in|between|from|among|to)\s+", re.I)
 _TRAIL = re.compile(r"\s+(?:as|given|with|under|when|reported|respectively|in|on|at|using)\b.*$", re.I)
 
 
+#: Two names joined by and/or/vs after a preposition: "of CoT and CoT+RE2", "between A and B".
+_PAIR = re.compile(r"\b(?:of|for|between|on|with)\s+[^\s,?;:]{1,40}(?:\s+[^\s,?;:]{1,40}){0,2}?\s+(?:and|or|vs\.?|versus)"
+                   r"\s+[^\s,?;:]{1,40}(?:\s+[^\s,?;:]{1,40}){0,2}?(?=[?.,;:]|\s+(?:on|in|with|for|at|under)\b|$)", re.I)
 _NOT_NAME = re.compile(r"\b(what|which|each|it|all|who|how|the|their|they|this|these)\b", re.I)
 
 
@@ -60,10 +63,13 @@ def chunk_lines(chunk: Chunk) -> list[str]:
 
 def question_entities(question: str) -> list[str]:
     """The names a question lists: "... on CIFAR-10 for TCM, sCT, ECM-XL (100k iterations), and
-    IMM?" -> ["TCM", "sCT", "ECM-XL", "IMM"]. Empty when the question lists nothing."""
+    IMM?" -> ["TCM", "sCT", "ECM-XL", "IMM"]; "accuracies of CoT and CoT+RE2?" -> ["CoT",
+    "CoT+RE2"]. Empty when the question lists nothing."""
     best: list[str] = []
-    for m in _LIST_SPAN.finditer(re.sub(r"\s*\([^()]*\)", "", question)):
-        parts = [p.strip() for p in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", m.group(1)) if p.strip()]
+    text = re.sub(r"\s*\([^()]*\)", "", question)
+    spans = [m.group(1) for m in _LIST_SPAN.finditer(text)] + [m.group(0) for m in _PAIR.finditer(text)]
+    for span in spans:
+        parts = [p.strip() for p in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs\.?|versus)\s+", span) if p.strip()]
         if len(parts) < 2:
             continue
         parts[0] = _LEAD.sub("", parts[0])

@@ -1,0 +1,105 @@
+"""A stored table chunk read back into rows and cells (the extractive reader's table answers and
+multiple-choice support; issue 13).
+
+A table chunk's text is its caption line (``Table 2: ...``), then the header lines, then one line
+per row with cells separated by ``" | "`` (:mod:`ingest.chunking`). PDF tables lose their
+geometry, so the reading is a heuristic, stated here once:
+
+- a row is a line whose cells after the first hold a digit (a value row); the most common cell
+  count ``n`` is the table's width; a row with ``n + 1`` cells starts with a group label ("ChatGPT"
+  spanning the rows of its block), which applies to the nearest rows without one (ties: the label above, as a label centred on an
+  even block of rows sits in its upper half);
+- header lines are the other lines before the first row (one-cell lines, the stub's "Model",
+  are skipped); a header line of ``k`` cells is spread
+  over the ``n - 1`` value columns in proportion (a spanning "BLEU" over two columns), or aligned
+  to the right when it has ``n - 1`` cells or more; a column's label joins its header cells, top
+  to bottom;
+- a row shorter than ``n`` fills its columns from the left.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+_CAPTION = re.compile(r"^(Table|Tab\.)\s*\d+", re.I)
+#: A value cell: a number (with sign, parentheses, unit or a trailing mark), or a dash for "none".
+_VALUE = re.compile(r"^(?:[-\u2013\u2014]|[-+\u00b1~<>\u2248(]*\d)")
+
+
+@dataclass
+class TableRow:
+    """One value row: its ``key`` (first cell), the ``group`` label that spans it ("" when none)
+    and its value ``cells`` (by value column)."""
+
+    key: str
+    group: str
+    cells: list[str]
+
+
+@dataclass
+class ParsedTable:
+    """``caption``, the ``columns`` labels of the value columns (one per value cell position) and
+    the value ``rows``."""
+
+    caption: str
+    columns: list[str]
+    rows: list[TableRow] = field(default_factory=list)
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.split(" | ")]
+
+
+def _is_row(cells: list[str]) -> bool:
+    """At least half of the cells after the first are values (header cells like "pass@1" or
+    "AIME 2024" start with a letter)."""
+    values = sum(bool(_VALUE.match(c)) for c in cells[1:])
+    return len(cells) >= 2 and values > 0 and 2 * values >= len(cells) - 1
+
+
+def parse_table(text: str) -> ParsedTable:
+    """Read a table chunk's text into a :class:`ParsedTable` (module docstring). A text without
+    value rows gives no rows."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    caption = lines.pop(0) if lines and _CAPTION.match(lines[0]) else ""
+    split = [_cells(ln) for ln in lines]
+    first = next((i for i, c in enumerate(split) if _is_row(c)), len(split))
+    data = [c for c in split[first:] if _is_row(c)]
+    if not data:
+        return ParsedTable(caption, [])
+    width = Counter(len(c) for c in data).most_common(1)[0][0]
+    columns = _column_labels([c for c in split[:first] if len(c) > 1], width - 1)
+    labelled = [i for i, c in enumerate(data) if len(c) == width + 1 and not _VALUE.match(c[0])]
+    rows = []
+    for i, c in enumerate(data):
+        if i in labelled:
+            group, c = c[0], c[1:]
+        else:
+            group = data[_nearest(labelled, i)][0] if labelled else ""
+        rows.append(TableRow(c[0], group, c[1:]))
+    return ParsedTable(caption, columns, rows)
+
+
+def _column_labels(headers: list[list[str]], n_values: int) -> list[str]:
+    """One label per value column from the header lines (module docstring)."""
+    labels: list[list[str]] = [[] for _ in range(max(n_values, 0))]
+    if n_values <= 0:
+        return []
+    for cells in headers:
+        k = len(cells)
+        if k >= n_values:
+            for j, cell in enumerate(cells[k - n_values:]):
+                labels[j].append(cell)
+        else:
+            for j, cell in enumerate(cells):
+                lo, hi = j * n_values // k, max((j + 1) * n_values // k, j * n_values // k + 1)
+                for col in range(lo, min(hi, n_values)):
+                    labels[col].append(cell)
+    return [" ".join(x for x in parts if x) for parts in labels]
+
+
+def _nearest(labelled: list[int], i: int) -> int:
+    """The labelled row nearest to row ``i`` (ties: the one above, module docstring)."""
+    return min(labelled, key=lambda j: (abs(j - i), j > i))
