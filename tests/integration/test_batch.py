@@ -77,4 +77,4 @@ def test_bad_input_file_is_one_clear_line(subset_home, tmp_path):
     queries.write_text('{"query_id": "a"}\n')
     res = CliRunner().invoke(main, ["--home", str(subset_home), "run", "--queries", str(queries), "--out",
                                     str(tmp_path / "o.jsonl")])
-    assert res.exit_code == 1 and 'q.jsonl:1: needs "query_id" and "question"' in res.output
+    assert res.exit_code == 1 and 'q.jsonl:1: needs a string "query_id" and a string "question"' in res.output
