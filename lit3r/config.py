@@ -290,9 +290,13 @@ def config_file(home: Optional[Path] = None) -> Optional[Path]:
     named = os.environ.get("LIT3R_CONFIG")
     if named:
         return Path(named)
-    home = Path(home or os.environ.get("LIT3R_HOME") or platformdirs.user_data_dir("lit3r"))
-    path = home / "config.toml"
+    path = data_folder(home) / "config.toml"
     return path if path.is_file() else None
+
+
+def data_folder(home: Optional[Path] = None) -> Path:
+    """The data folder in force: ``home``, else ``$LIT3R_HOME``, else the per-user data folder."""
+    return Path(home or os.environ.get("LIT3R_HOME") or platformdirs.user_data_dir("lit3r"))
 
 
 def descriptions() -> dict[str, str]:
@@ -378,7 +382,7 @@ def load_settings(**overrides: Any) -> Settings:
     clean = {k: v for k, v in overrides.items() if v is not None}
     if "home" in clean and not str(clean["home"]).strip():
         raise ConfigError("the data folder is empty (--home \"\" or LIT3R_HOME=): name a folder or unset it")
-    home = Path(clean.get("home") or os.environ.get("LIT3R_HOME") or platformdirs.user_data_dir("lit3r"))
+    home = data_folder(clean.get("home"))
     if home.exists() and not home.is_dir():
         raise ConfigError(f"the data folder {home} is a file: pass a folder with --home or LIT3R_HOME")
     if (home / "config.toml").is_dir():

@@ -161,9 +161,9 @@ def _table_units(chunk: Chunk, table, prior: float) -> Iterable[Unit]:
     for j, col in enumerate(table.columns):
         cells = [(row, row.cells[j]) for row in table.rows if j < len(row.cells)]
         if col and cells:
-            text = f"{col}: " + "; ".join(f"{row.key} {cell}" for row, cell in cells)
-            yield Unit(chunk, text, terms(col), numbers(" ".join(c for _, c in cells)), "column", prior,
-                       terms(" ".join(f"{row.key} {cell}" for row, cell in cells)), caption)
+            body = "; ".join(f"{row.key} {cell}" for row, cell in cells)
+            yield Unit(chunk, f"{col}: {body}", terms(col), numbers(" ".join(c for _, c in cells)), "column", prior,
+                       terms(body), caption)
 
 
 class Support:
@@ -213,9 +213,8 @@ def choose_option(options: dict[str, str], units: Sequence[Unit],
     """``(label or None, {label: support}, the winning unit)`` (module docstring)."""
     opt_terms = {lab: terms(text) | numbers(text) for lab, text in options.items()}
     distinctive = {lab: t - set().union(*(o for k, o in opt_terms.items() if k != lab)) for lab, t in opt_terms.items()}
-    candidates = [u for u in units if any(option_match(text, u, distinctive[lab]) for lab, text in options.items())]
     found: dict[str, list[tuple[float, Unit]]] = {lab: [] for lab in options}
-    for u in candidates:
+    for u in units:
         matches = {lab: option_match(text, u, distinctive[lab]) for lab, text in options.items()}
         total = sum(matches.values())
         if not total:

@@ -17,6 +17,7 @@ This is a transparent baseline for the LLM reader of the seed paper (section 2.3
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
@@ -31,8 +32,16 @@ from lit3r.read.base import ReadRequest, ReadResult
 from lit3r.read.claims import Support, Unit, choose_option, units_of
 from lit3r.read.scoring import CITE_Q, NUM, NUMERIC_Q, ask_part, chunk_lines, named_objects, overlap, question_entities
 
-#: Best-scored chunks among which the closest ones to the question are looked for (abstention).
-ABSTAIN_POOL = 100
+
+@dataclass
+class ScoredChunks:
+    """The chunks read for one question: ``items`` ``[(score, chunk)]``, best first, and
+    ``closeness``, the mean cosine of the question with its ``read.abstain_chunks`` closest
+    chunks (-1 when nothing was read); the reader abstains when it is below
+    ``read.abstain_cosine`` (calibrated on questions_dev and off-topic questions)."""
+
+    items: list[tuple[float, Chunk]]
+    closeness: float
 
 
 class ExtractiveReader:
@@ -44,22 +53,24 @@ class ExtractiveReader:
         self.params = params
 
     def score_chunks(self, question: str, qvecs: np.ndarray, candidates: Sequence[str], *,
-                     pool: Optional[Pool] = None, limit: Optional[int] = None) -> list[tuple[float, Chunk]]:
-        """``[(score, chunk)]`` for every chunk of the first ``limit`` (default ``read.papers``)
-        candidates, best first (the score of the module docstring). ``qvecs``: the question's and
-        its ask part's query vectors, ``(2, dim)``."""
+                     pool: Optional[Pool] = None, limit: Optional[int] = None) -> ScoredChunks:
+        """Every chunk of the first ``limit`` (default ``read.papers``) candidates with its score
+        (module docstring), best first, and the question's closeness to them (for abstention).
+        ``qvecs``: the question's and its ask part's query vectors, ``(2, dim)``."""
         ask = ask_part(question)
         qtok, atok = set(tokenize(question)), set(tokenize(ask))
         cite_q = bool(CITE_Q.search(question))
         numeric_q = bool(NUMERIC_Q.search(ask))
         named = named_objects(question)
         scored: list[tuple[float, Chunk]] = []
+        cosines: list[np.ndarray] = []
         for rank, pid in enumerate(candidates[: limit or self.params.papers]):
             chunks = self.graph.chunks_of(pid)
             if not chunks:
                 continue
             vecs = self.index.vectors_of([c.chunk_id for c in chunks])
             cos_q, cos_a = vecs @ qvecs[0], vecs @ qvecs[1]
+            cosines.append(cos_q)
             for c, sq, sa in zip(chunks, cos_q, cos_a):
                 ctok = set(tokenize(c.text))
                 s = (float(sq) + float(sa) + 0.5 * overlap(qtok, ctok) + 0.5 * overlap(atok, ctok)
@@ -76,18 +87,10 @@ class ExtractiveReader:
                     s += 1.0  # the question names this object: "Figure 1 of ...", "reference [57]"
                 scored.append((s, c))
         scored.sort(key=lambda sc: -sc[0])
-        return scored
+        closest = np.sort(np.concatenate(cosines))[::-1][: self.params.abstain_chunks] if cosines else np.zeros(0)
+        return ScoredChunks(scored, float(closest.mean()) if len(closest) else -1.0)
 
-    def _unrelated(self, qvec: np.ndarray, scored: list[tuple[float, Chunk]]) -> bool:
-        """True when the question is far from everything read: the mean cosine of ``qvec`` with its
-        ``read.abstain_chunks`` closest chunks among the best-scored ones is below
-        ``read.abstain_cosine`` (calibrated on questions_dev and off-topic questions)."""
-        if self.params.abstain_cosine <= -1 or not scored:
-            return not scored
-        ids = [c.chunk_id for _, c in scored[:ABSTAIN_POOL]]
-        return _unrelated_cosine(qvec, self.index.vectors_of(ids), self.params.abstain_chunks) < self.params.abstain_cosine
-
-    def read(self, request: ReadRequest, scored: Optional[list[tuple[float, Chunk]]] = None) -> ReadResult:
+    def read(self, request: ReadRequest, scored: Optional[ScoredChunks] = None) -> ReadResult:
         """Answer ``request`` from its candidates. Every answer type is produced (the validator
         keeps the requested ones); ``scored``: the output of :meth:`score_chunks` when the caller
         already has it (chunks beyond the first ``read.papers`` candidates are ignored)."""
@@ -97,16 +100,14 @@ class ExtractiveReader:
             return ReadResult([], [])
         ask = ask_part(question)
         numeric_q = bool(NUMERIC_Q.search(ask))
-        if scored is None:
-            scored = self.score_chunks(question, request.qvecs, candidates, pool=pool)
-        else:
-            first = set(candidates[: self.params.papers])
-            scored = [sc for sc in scored if sc[1].paper_id in first]
-        if self._unrelated(request.qvecs[0], scored):
+        given = scored if scored is not None else self.score_chunks(question, request.qvecs, candidates, pool=pool)
+        first = set(candidates[: self.params.papers])
+        read = [sc for sc in given.items if sc[1].paper_id in first]
+        if not read or given.closeness < self.params.abstain_cosine:  # far from everything read
             return ReadResult([], [], freeform=f"no supporting evidence in this corpus for: {question.strip()}",
                               notes=["abstained: no read chunk is close enough to the question (read.abstain_cosine)"])
         best: dict[str, tuple[float, Chunk]] = {}
-        for s, c in scored:
+        for s, c in read:
             best.setdefault(c.paper_id, (s, c))
         ranked = sorted(best.items(), key=lambda kv: -kv[1][0])
         if not ranked:
@@ -116,12 +117,12 @@ class ExtractiveReader:
         evidence = [best[pid][1] for pid in chosen][: self.params.max_evidence]
         if numeric_q and evidence[0].kind not in ("table", "figure"):
             # a value question: also cite the top paper's best-matching table or figure
-            obj = next((c for _, c in scored if c.paper_id == chosen[0] and c.kind in ("table", "figure")), None)
+            obj = next((c for _, c in read if c.paper_id == chosen[0] and c.kind in ("table", "figure")), None)
             if obj is not None:
                 evidence.insert(1, obj)
                 evidence = evidence[: self.params.max_evidence]
         result = ReadResult(chosen, evidence, paper_scores={pid: s for pid, (s, _) in ranked})
-        units = [u for s, c in scored if c.paper_id in chosen for u in units_of(c, max(s, 0.0) / top if top > 0 else 0.0)]
+        units = [u for s, c in read if c.paper_id in chosen for u in units_of(c, max(s, 0.0) / top if top > 0 else 0.0)]
         support = Support(question, units)
         answer_unit = None
         if options:
@@ -136,18 +137,10 @@ class ExtractiveReader:
             if answer_unit.chunk.paper_id not in result.papers:
                 result.papers.insert(0, answer_unit.chunk.paper_id)
         if schema:
-            result.rows = extractive_rows(question, schema, [c for _, c in scored if c.paper_id in chosen][:30],
+            result.rows = extractive_rows(question, schema, [c for _, c in read if c.paper_id in chosen][:30],
                                           {pid: self.graph.paper(pid).title for pid in chosen}, units)
         result.supporting = {pid: [c.chunk_id for c in result.evidence if c.paper_id == pid] for pid in result.papers}
         return result
-
-
-def _unrelated_cosine(qvec: np.ndarray, vectors: np.ndarray, k: int) -> float:
-    """Mean cosine of ``qvec`` with its ``k`` closest rows of ``vectors`` (-1 for none)."""
-    if not len(vectors):
-        return -1.0
-    cos = np.sort(vectors @ qvec)[::-1][:k]
-    return float(cos.mean())
 
 
 def _cite_first(chunk: Chunk, evidence: list[Chunk], limit: int) -> list[Chunk]:

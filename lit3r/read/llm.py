@@ -131,7 +131,7 @@ class LLMReader:
                                               limit=max(len(read_ids), self.params.papers))
         fallback = self.extractive.read(request, scored=scored)
         per_paper: dict[str, list[Chunk]] = {pid: [] for pid in read_ids}
-        for _, c in scored:
+        for _, c in scored.items:
             if c.paper_id in per_paper and len(per_paper[c.paper_id]) < self.params.chunks_per_paper:
                 per_paper[c.paper_id].append(c)
         notes: list[str] = []
