@@ -146,12 +146,31 @@ def test_tables_and_equations_of_real_pages(attention, tmp_path):
     assert any(row.startswith("Self-Attention |") for row in table.text.splitlines())
     assert table.image == "images/x/p006-table-1.png" and (tmp_path / "p006-table-1.png").is_file()
     assert warnings == []
-    _, warnings = attention.objects(10)  # Table 4 sits on a page without a ruled grid
-    assert warnings == ["p p10: Table 4: no table grid found, kept caption + nearby text"]
+    objects, warnings = attention.objects(10)  # Table 4: no ruled grid, its header row right under the caption
+    rows = next(b for b in objects.values() if b.object_id == "Table 4").text.splitlines()
+    assert rows[0] == "Parser | Training | WSJ 23 F1" and warnings == []
+    assert any(r.startswith("Vinyals & Kaiser el al. (2014) [37] | WSJ only, discriminative | 88.3") for r in rows)
     ordered = attention.ordered(4)
     eqs = list(find_equations(ordered, attention.doc[3].rect.width, False))
     assert [(b.object_id, b.page) for _, b in eqs] == [("Equation 1", 0)]
     assert "softmax" in eqs[0][1].text and ordered[eqs[0][0]].consumed
+
+
+def test_bold_header_rows_belong_to_their_tables(shared_data):
+    """PaSa page 8: two tables captioned below, each with a bold header row that starts with
+    "Method" (a section name): the rows between the two captions belong to the caption under
+    them, and each header row stays in its table instead of becoming a section heading."""
+    pdf = _Pdf("2501.10120")
+    try:
+        objects, warnings = pdf.objects(8)
+        tables = {b.object_id: b.text.splitlines() for b in objects.values() if b.kind == "table"}
+        header = "Method | Crawler Recall | Precision | Recall | Recall@100 | Recall@50 | Recall@20"
+        assert tables["Table 5"][0] == header and tables["Table 6"][0] == header
+        assert "PaSa-7b | 0.7931 | 0.1448 | 0.4834 | 0.6947 | 0.6334 | 0.5301" in tables["Table 5"]
+        assert "PaSa-7b | 0.7071 | 0.5146 | 0.6111 | 0.6929 | 0.6563 | 0.5798" in tables["Table 6"]
+        assert warnings == []
+    finally:
+        pdf.doc.close()
 
 
 # ----------------------------------------------------------------------------- page flow

@@ -52,6 +52,9 @@ _PROSE_CHARS, _PROSE_WORDS, _PROSE_LINE_CHARS = 80, 0.55, 35
 _HEADING_LINES, _HEADING_CHARS = 3, 120
 #: A caption line inside a block starts within this many points of the block's left edge.
 _CAPTION_INDENT = 40
+#: A table header row: at least this many pieces side by side on one line, apart by more than
+#: this share of the font size (a heading is one piece, or a number and its title).
+ROW_PIECES, _CELL_GAP_EM = 3, 0.8
 #: An unnumbered display equation: 5..300 characters, at most 4 lines, narrower than this
 #: fraction of the page width.
 _MATH_WIDTH = 0.45
@@ -77,12 +80,33 @@ def _styled(b: PBlock, text: str, body_size: float) -> bool:
     return styled
 
 
+def side_by_side(b: PBlock) -> int:
+    """The most pieces of text set side by side on one visual line of the block: spans (of all
+    the block's lines on that band) apart by more than ``_CELL_GAP_EM`` of the font size. A
+    table's bold header row ("Method | Recall | Precision") has several; a heading one or two."""
+    bands: list[tuple[float, float, list[tuple[float, float, str]]]] = []
+    for ln in b.lines:
+        band = next((bd for bd in bands if abs(bd[0] - ln.yc) <= 0.5 * max(ln.size, 1.0)), None)
+        spans = ln.spans or [(ln.x0, ln.x1, ln.text)]
+        if band is None:
+            bands.append((ln.yc, ln.size, list(spans)))
+        else:
+            band[2].extend(spans)
+    most = 0
+    for _, size, spans in bands:
+        spans = sorted((s for s in spans if s[2].strip()), key=lambda s: s[0])
+        gaps = sum(1 for a, c in zip(spans, spans[1:]) if c[0] - a[1] > _CELL_GAP_EM * max(size, 1.0))
+        most = max(most, gaps + 1 if spans else 0)
+    return most
+
+
 def heading_text(b: PBlock, body_size: float) -> Optional[str]:
     """Text of a heading block, or None. Headings: <= 3 short lines, bold or larger font, or
     all capitals with a section number or a known section name; not a caption, not mostly
-    digits, not a table-of-contents line. "References" alone on its line is always a heading.
-    ``body_size``: the body font size (points)."""
-    if len(b.lines) > _HEADING_LINES:
+    digits, not a table-of-contents line, not a table's header row (:func:`side_by_side`).
+    "References" alone on its line is always a heading. ``body_size``: the body font size
+    (points)."""
+    if len(b.lines) > _HEADING_LINES or side_by_side(b) >= ROW_PIECES:
         return None
     text = " ".join(ln.text for ln in b.lines).strip()
     if not (2 <= len(text) <= _HEADING_CHARS) or text.endswith((".", ",", ";", ":")) and not HEADING_NUM.match(text):

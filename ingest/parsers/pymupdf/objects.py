@@ -26,7 +26,16 @@ import pymupdf
 
 from ingest.document import Block
 from ingest.parsers.pymupdf.crops import Crops
-from ingest.parsers.pymupdf.layout import CAPTION, COLUMN_SLACK, HEADING_NUM, NAMED_HEADINGS, heading_text, is_prose
+from ingest.parsers.pymupdf.layout import (
+    CAPTION,
+    COLUMN_SLACK,
+    HEADING_NUM,
+    NAMED_HEADINGS,
+    ROW_PIECES,
+    heading_text,
+    is_prose,
+    side_by_side,
+)
 from ingest.parsers.pymupdf.pages import FLAGS, Line, PBlock
 from ingest.text import clean, repair_chars
 
@@ -123,11 +132,13 @@ def _grow(cap: PBlock, blocks: list[PBlock], xr, body_size: float, down: bool, m
             # a bold group label inside a table ("English", "Coding") is followed by more rows
             nxt = cands[k + 1] if k + 1 < len(cands) else None
             inner = nxt is not None and not is_prose(nxt) and not CAPTION.match(nxt.lines[0].text)
-            if HEADING_NUM.match(head) or NAMED_HEADINGS.match(head):
+            # the bold header row on top of a table captioned below
+            on_top = not down and bool(region) and gap <= _HEADER_ROW_GAP
+            if (HEADING_NUM.match(head) or NAMED_HEADINGS.match(head)) and not _over_rows(b, nxt, region, down, on_top):
                 break
             if not inner:
-                if not down and region and gap <= _HEADER_ROW_GAP:
-                    region.append(b)  # the bold header row on top of a table captioned below
+                if on_top:
+                    region.append(b)
                 break
         region.append(b)
         edge = max(edge, b.y1) if down else min(edge, b.y0)
@@ -136,14 +147,15 @@ def _grow(cap: PBlock, blocks: list[PBlock], xr, body_size: float, down: bool, m
 
 def _absorb_caption_tail(cap: PBlock, blocks: list[PBlock], xr) -> PBlock:
     """A caption that PyMuPDF split into several blocks: merge the blocks that follow it with
-    less than half a line of gap (a paragraph after a caption sits further away)."""
+    less than half a line of gap (a paragraph after a caption sits further away), up to the
+    first block of table cells."""
     lines = list(cap.lines)
     h = (cap.lines[-1].y1 - cap.lines[-1].y0) or 8.0
     while True:
         bottom = max(ln.y1 for ln in lines)
         nxt = [b for b in blocks if not b.consumed and _overlaps(b, xr) and 0 <= b.y0 - bottom < 0.5 * h]
-        if len(nxt) != 1 or CAPTION.match(nxt[0].lines[0].text):
-            break
+        if len(nxt) != 1 or CAPTION.match(nxt[0].lines[0].text) or side_by_side(nxt[0]) >= ROW_PIECES:
+            break  # a caption line is one piece; table cells sit side by side
         nxt[0].consumed = True
         lines.extend(nxt[0].lines)
     return PBlock(lines, consumed=True) if len(lines) > len(cap.lines) else cap
@@ -243,15 +255,36 @@ def _figure(pg: PageObjects, cap: PBlock, xr: tuple[float, float], oid: str) -> 
     return Block("figure", pg.pno, body, oid, caption, pg.crops.object_crop(pg.page, rect, pg.pno, oid))
 
 
+def _over_rows(b: PBlock, nxt: Optional[PBlock], region: list[PBlock], down: bool, on_top: bool) -> bool:
+    """A heading-like block ("Method  AutoScholarQuery  RealScholarQuery") is a table's top
+    header row when table cells sit right under it: the next block down, or the region's last
+    block when growing up, has several pieces side by side (:func:`layout.side_by_side`)."""
+    below = nxt if down else (region[-1] if on_top else None)
+    if below is None or side_by_side(below) < ROW_PIECES:
+        return False
+    return (below.y0 - b.y1) <= _HEADER_ROW_GAP
+
+
 def _table_region(pg: PageObjects, cap: PBlock, xr: tuple[float, float], kind: str) -> list[PBlock]:
     """The blocks of a table or algorithm: below the caption, or for a table above it when
     that side is closer (a caption may sit below its table)."""
     region = _grow(cap, pg.ordered, xr, pg.body_size, down=True)
     if kind == "tab":
         above = _grow(cap, pg.ordered, xr, pg.body_size, down=False)
-        if above and (not region or cap.y0 - above[0].y1 < region[0].y0 - cap.y1):
+        if above and (not region or cap.y0 - above[0].y1 < region[0].y0 - cap.y1
+                      or _caption_below(region, pg.ordered, xr)):
             region = above
     return region
+
+
+def _caption_below(region: list[PBlock], blocks: list[PBlock], xr) -> bool:
+    """Another caption sits right under the region grown down from a caption: those rows belong
+    to that caption (tables captioned below), not to this one."""
+    bottom = max(b.y1 for b in region)
+    under = [b for b in blocks if _overlaps(b, xr) and b.y0 >= bottom - 2 and b not in region]
+    nearest = min(under, key=lambda b: b.y0, default=None)
+    return (nearest is not None and nearest.y0 - bottom <= _MAX_GAP
+            and bool(CAPTION.match(nearest.lines[0].text)))
 
 
 def _table(pg: PageObjects, i: int, cap: PBlock, xr: tuple[float, float], kind: str, oid: str) -> Block:
