@@ -36,3 +36,8 @@ class UnknownIdError(Lit3rError, KeyError):
 
     def __str__(self) -> str:  # KeyError would print the repr of the message
         return str(self.args[0])
+
+
+class CypherRefused(Lit3rError):
+    """A user's Cypher that is not a plain read, run without ``--write``
+    (:mod:`graph.cypher_guard`); the message says what it would do and to pass ``--write``."""

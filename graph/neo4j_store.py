@@ -22,7 +22,8 @@ import time
 from typing import Any, Iterable, Optional, Sequence
 
 from graph.cypher import statement, statements
-from graph.errors import NotBuiltError, UnknownIdError
+from graph.cypher_guard import refusal
+from graph.errors import CypherRefused, NotBuiltError, UnknownIdError
 from graph.question_cache import QuestionCache
 from graph.records import Chunk, Neighbour, Paper, Reference, Source
 
@@ -138,9 +139,27 @@ class Neo4jGraphStore:
         return out
 
     def run_read(self, query: str, params: dict[str, Any], limit: Optional[int] = None) -> list[dict]:
-        """Run a Cypher query in a READ transaction (also ``lit3r cypher``); at most ``limit`` rows."""
+        """Run a Cypher query of Lit3R's in a READ transaction; at most ``limit`` rows."""
         with self.driver.session(database=self.database, default_access_mode="READ") as s:
             return s.execute_read(lambda tx: self._rows(tx.run(query, **params), limit))
+
+    def run_plain_read(self, query: str, params: dict[str, Any], limit: Optional[int] = None) -> list[dict]:
+        """Run a user's Cypher (``lit3r cypher`` without ``--write``) only when it is a plain read:
+        in one READ transaction it is EXPLAINed, checked by :func:`graph.cypher_guard.refusal`
+        against the plan and the server's plugin functions, then run; at most ``limit`` rows.
+        Raises CypherRefused (nothing of it ran) otherwise."""
+        def work(tx) -> list[dict]:
+            summary = tx.run("EXPLAIN " + query, **params).consume()
+            why = refusal(query, summary.query_type, summary.plan)
+            if why is None:  # (after an administration command the transaction takes no other query)
+                plugins = [r["name"] for r in tx.run(statement("plugin_functions"))]
+                why = refusal(query, summary.query_type, summary.plan, plugins)
+            if why:
+                raise CypherRefused(why)
+            return self._rows(tx.run(query, **params), limit)
+
+        with self.driver.session(database=self.database, default_access_mode="READ") as s:
+            return s.execute_read(work)
 
     def run_write(self, query: str, params: dict[str, Any], limit: Optional[int] = None) -> list[dict]:
         """Run a user's Cypher in a write transaction (``lit3r cypher --write``); at most ``limit`` rows

@@ -9,7 +9,7 @@ application's own, so callers import every error from here.
 
 from __future__ import annotations
 
-from graph.errors import BackendUnavailable, IndexDamaged, Lit3rError, NotBuiltError, UnknownIdError
+from graph.errors import BackendUnavailable, CypherRefused, IndexDamaged, Lit3rError, NotBuiltError, UnknownIdError
 
 
 class ConfigError(Lit3rError, ValueError):
@@ -45,4 +45,5 @@ class ServersMismatch(Lit3rError):
 
 
 __all__ = ["Lit3rError", "NotBuiltError", "IndexDamaged", "BackendUnavailable", "UnknownIdError", "ConfigError",
-           "BadQuestion", "InputError", "ModelError", "LLMError", "TransientLLMError", "BuildLocked", "ServersMismatch"]
+           "BadQuestion", "InputError", "ModelError", "LLMError", "TransientLLMError", "BuildLocked", "ServersMismatch",
+           "CypherRefused"]

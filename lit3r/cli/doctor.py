@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from lit3r.config import Settings
+from lit3r.redact import redact, secret_values
 
 
-def _check(name: str, fn) -> dict[str, Any]:
+def _check(name: str, fn, secrets: Sequence[str] = ()) -> dict[str, Any]:
+    """``{"name", "ok", "detail"}`` of one check; the detail (a server's error message too) with
+    ``secrets`` masked (:func:`lit3r.redact.redact`)."""
     try:
-        return {"name": name, "ok": True, "detail": fn()}
+        return {"name": name, "ok": True, "detail": redact(fn(), secrets)}
     except Exception as exc:  # each check reports its own failure and the rest still run
-        return {"name": name, "ok": False, "detail": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"}
+        first = (str(exc).splitlines() or [""])[0]
+        return {"name": name, "ok": False, "detail": redact(f"{type(exc).__name__}: {first}", secrets)[:300]}
 
 
 def _packages(settings: Settings) -> str:
@@ -141,12 +145,14 @@ BACKEND_CHECKS: dict[str, tuple[list[Check], list[Check]]] = {
 
 def run_checks(settings: Settings) -> list[dict[str, Any]]:
     """Checks, in order: packages, the backend's stores (:data:`BACKEND_CHECKS`), chunk encoder,
-    reranker, backend, LLM. Returns ``[{"name", "ok", "detail"}]``; never raises."""
+    reranker, backend, LLM. Returns ``[{"name", "ok", "detail"}]``, secrets masked in every
+    detail; never raises."""
     before, after = BACKEND_CHECKS[settings.backend]
     checks = [("packages", _packages), *before, ("chunk encoder", _encoder), ("reranker", _reranker), *after]
-    return [*(_check(name, lambda fn=fn: fn(settings)) for name, fn in checks),
+    secrets = secret_values(settings)
+    return [*(_check(name, lambda fn=fn: fn(settings), secrets) for name, fn in checks),
             {"name": "backend", "ok": True, "detail": settings.backend},
-            _check("llm", lambda: _llm_check(settings))]
+            _check("llm", lambda: _llm_check(settings), secrets)]
 
 
 def _llm_check(settings: Settings) -> str:

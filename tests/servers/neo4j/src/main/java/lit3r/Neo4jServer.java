@@ -2,6 +2,8 @@ package lit3r;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import inet.ipaddr.IPAddressString;
 import org.neo4j.configuration.GraphDatabaseInternalSettings;
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
@@ -13,6 +15,8 @@ import org.neo4j.harness.Neo4jBuilders;
 
 /**
  * Starts a real in-process Neo4j 5 server for tests: Bolt on 127.0.0.1:PORT, auth disabled.
+ * LOAD CSV is confined as in docker-compose.yml: no file:/// URLs, the import folder DIR/import,
+ * and every IPv4 and IPv6 address blocked for http(s)/ftp URLs.
  * Args: --bolt-port N [--http-port M] --data DIR. Prints "READY bolt://127.0.0.1:N" once up;
  * stops on SIGTERM/SIGINT or when stdin closes.
  */
@@ -32,10 +36,14 @@ public final class Neo4jServer {
             System.err.println("usage: Neo4jServer --bolt-port N [--http-port M] --data DIR");
             System.exit(2);
         }
-        Files.createDirectories(data);
+        Files.createDirectories(data.resolve("import"));
         Neo4jBuilder builder = Neo4jBuilders.newInProcessBuilder(data)
                 .withConfig(GraphDatabaseSettings.auth_enabled, false)
                 .withConfig(GraphDatabaseSettings.pagecache_memory, 64L << 20)
+                .withConfig(GraphDatabaseSettings.allow_file_urls, false)
+                .withConfig(GraphDatabaseSettings.load_csv_file_url_root, data.resolve("import").toAbsolutePath())
+                .withConfig(GraphDatabaseInternalSettings.cypher_ip_blocklist,
+                        List.of(new IPAddressString("0.0.0.0/0"), new IPAddressString("::/0")))
                 .withConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0) // stop in ~1 s, not 11
                 .withConfig(BoltConnector.enabled, true)
                 .withConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", bolt))
