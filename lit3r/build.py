@@ -36,11 +36,11 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 import numpy as np
-from tqdm import tqdm
 
 from graph.atomic import write_text_atomic
 from graph.embedded import GraphWriter
 from graph.errors import IndexDamaged
+from graph.progress import Progress, Reporter
 from graph.records import Neighbour, Paper
 from graph.search.embedded import DB_NAME, stored_dim, top_k_with_ties
 from graph.search.embedded_writer import IndexWriter
@@ -322,11 +322,17 @@ class _Build:
     def _stream(self, n_papers: int) -> set[str]:
         """Stream the corpus files paper by paper and stage the new or changed papers in batches
         of about ``BATCH_SECONDS`` of encoding; returns the ids seen."""
-        writer, graph, report = self.writer, self.graph, self.report
+        writer, graph = self.writer, self.graph
         self.live_s, self.staged_s = writer.live(), writer.staged()
         self.live_g, self.staged_g = graph.live_hashes(), graph.staged_hashes()
         seen: set[str] = set()
-        bar = tqdm(total=n_papers, desc="building index", unit="paper", disable=not self.progress, mininterval=2)
+        with Reporter(enabled=self.progress).bar("building index", n_papers, "paper") as bar:
+            self._stream_papers(bar, seen)
+        return seen
+
+    def _stream_papers(self, bar: Progress, seen: set[str]) -> None:
+        """The loop of :meth:`_stream`: each paper counted on ``bar`` and added to ``seen``."""
+        report = self.report
         ts = time.perf_counter()
         chunk_name = self.settings.models.chunk_encoder
         paper_name = f"{self.settings.models.paper_encoder}|{self.settings.models.paper_adapter}"
@@ -354,8 +360,6 @@ class _Build:
                 ts = time.perf_counter()
         self.secs["stream"] += time.perf_counter() - ts
         self._flush()
-        bar.close()
-        return seen
 
     def _encode(self, todo: list[tuple[PaperRecords, str, str]]) -> tuple[dict, dict, dict]:
         """``(cached chunk vectors by chunk hash, fresh chunk vectors by hash, fresh paper vectors

@@ -87,6 +87,50 @@ def _load_presets() -> dict[str, dict[str, Any]]:
 PRESETS: dict[str, dict[str, Any]] = _load_presets()
 
 
+def _load_profiles() -> dict[str, dict[str, dict[str, Any]]]:
+    """``{name: {section: {key: value}}}`` from the TOML files in :mod:`lit3r.profiles`."""
+    from importlib import resources
+
+    files = sorted((f for f in resources.files("lit3r.profiles").iterdir() if f.name.endswith(".toml")),
+                   key=lambda f: f.name)
+    return {f.name[: -len(".toml")]: tomllib.loads(f.read_text(encoding="utf-8")) for f in files}
+
+
+#: The LLM profiles, as data (lit3r/profiles/*.toml): ``{name: {section: {key: value}}}``;
+#: ``full`` is the defaults (the seed paper's values).
+PROFILES: dict[str, dict[str, dict[str, Any]]] = {"full": {}, **_load_profiles()}
+
+#: ``llm.profile = "auto"`` picks "small" for the local provider when its GGUF is smaller than
+#: this (bytes; about 1.5B parameters at 4 bits; the packaged SmolLM2-135M is 98 MB).
+SMALL_MODEL_BYTES = 1_000_000_000
+
+
+def llm_profile(profile: str = "auto", provider: str = "none", model_path: Optional[str] = None) -> str:
+    """The LLM profile in force: ``profile`` itself unless it is "auto", which means "small"
+    for the local provider with the packaged SmolLM2-135M (no ``model_path``) or a GGUF under
+    :data:`SMALL_MODEL_BYTES`, else "full"."""
+    if profile != "auto":
+        return profile
+    if provider != "local":
+        return "full"
+    if not model_path:
+        return "small"
+    try:
+        return "small" if os.path.getsize(model_path) < SMALL_MODEL_BYTES else "full"
+    except OSError:  # a missing file: the provider says so when it loads
+        return "full"
+
+
+def _given(value: Any) -> Optional[dict[str, Any]]:
+    """The keys a section was given explicitly: a dict as is, a section model's set fields, {}
+    for None; None for anything else (left to validation to refuse)."""
+    if value is None:
+        return {}
+    if isinstance(value, BaseModel):
+        return value.model_dump(exclude_unset=True)
+    return dict(value) if isinstance(value, dict) else None
+
+
 class RetrieveParams(_Section):
     """Retrieve (question-anchored, Ranking A); seed paper section 2.1 / DESIGN.md steps 1-7."""
 
@@ -209,7 +253,13 @@ class LLMSettings(_Section):
     Azure OpenAI, ``model`` = deployment); ``api_key`` may also come from ``OPENAI_API_KEY``.
     ``local`` runs a GGUF in process (``model_path``; default the packaged SmolLM2-135M).
     ``vision``: the endpoint accepts images (figure/table crops are then sent to the reader; a
-    refusal switches to text only). Prices are USD per 1M tokens (cost accounting only)."""
+    refusal switches to text only). Prices are USD per 1M tokens (cost accounting only).
+
+    ``profile``: ``small`` sets the values of ``lit3r/profiles/small.toml`` (fewer stage-1
+    papers, shorter contexts, fewer tokens: an answer a user can wait for from a small model on
+    CPUs) on every setting not set explicitly (in the TOML file, a ``LIT3R_*`` variable or an
+    argument); ``full`` keeps the seed paper's values; ``auto`` (default) is :func:`llm_profile`.
+    ``n_ctx`` / ``threads``: the local provider's context window (tokens) and CPU threads."""
 
     provider: Literal["none", "local", "openai"] = Field("none", description="none, local (llama.cpp in process) or openai (any compatible endpoint)")
     model: str = Field("gpt-4.1-mini", description="model name (Azure: the deployment)")
@@ -228,6 +278,23 @@ class LLMSettings(_Section):
     price_in: float = Field(0.0, ge=0, description="USD per 1M prompt tokens (cost accounting)")
     price_out: float = Field(0.0, ge=0, description="USD per 1M completion tokens (cost accounting)")
     cache: bool = Field(True, description="cache answers on disk under <home>/llm-cache")
+    profile: str = Field("auto", description="small (lit3r/profiles/small.toml on every setting not set explicitly), "
+                         "full (the seed paper's values) or auto (small for the local provider with a GGUF under "
+                         "1 GB, such as the packaged SmolLM2-135M; full otherwise)")
+    n_ctx: int = Field(8192, ge=256, description="context window of the local provider, in tokens")
+    threads: Optional[int] = Field(None, ge=1, description="CPU threads of the local provider (none: 1 for decoding, "
+                                   "all CPUs for prompts; OMP_WAIT_POLICY=PASSIVE unless set)")
+
+    @field_validator("profile")
+    @classmethod
+    def _known_profile(cls, v: str) -> str:
+        if v != "auto" and v not in PROFILES:
+            raise ValueError(f"unknown LLM profile {v!r}: use auto, {', '.join(PROFILES)}")
+        return v
+
+    def profile_in_force(self) -> str:
+        """``small`` or ``full``: :func:`llm_profile` of these settings."""
+        return llm_profile(self.profile, self.provider, self.model_path)
 
 
 class Settings(BaseSettings):
@@ -269,6 +336,31 @@ class Settings(BaseSettings):
                 models.update(given)
                 data = {**data, "models": models}
         return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_llm_profile(cls, data: Any) -> Any:
+        """The LLM profile's values (:data:`PROFILES`) under the values given explicitly."""
+        if not isinstance(data, dict):
+            return data
+        llm = _given(data.get("llm"))
+        if llm is None:
+            return data
+        values = PROFILES.get(llm_profile(str(llm.get("profile", "auto")), str(llm.get("provider", "none")),
+                                          llm.get("model_path")))
+        out = dict(data)
+        for section, defaults in (values or {}).items():
+            given = _given(data.get(section))
+            if given is not None:
+                out[section] = {**defaults, **given}
+        return out
+
+    def profile_trace(self) -> dict[str, Any]:
+        """The LLM profile in force and the values of the settings a profile sets:
+        ``{"name": "small", "settings": {"read.llm_papers": 4, ...}}``."""
+        keys = sorted({f"{sec}.{k}" for p in PROFILES.values() for sec, vals in p.items() for k in vals})
+        return {"name": self.llm.profile_in_force(),
+                "settings": {k: getattr(getattr(self, k.split(".")[0]), k.split(".")[1]) for k in keys}}
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
@@ -408,4 +500,5 @@ def load_settings(**overrides: Any) -> Settings:
 
 
 __all__ = ["Settings", "ModelSettings", "RetrieveParams", "RelateParams", "ReadParams", "Neo4jSettings",
-           "OpenSearchSettings", "LLMSettings", "load_settings", "config_file", "descriptions", "PRESETS", "PACKAGED_MINILM"]
+           "OpenSearchSettings", "LLMSettings", "load_settings", "config_file", "descriptions", "PRESETS", "PACKAGED_MINILM",
+           "PROFILES", "SMALL_MODEL_BYTES", "llm_profile"]

@@ -26,6 +26,7 @@ from typing import Optional
 
 import numpy as np
 
+from graph.progress import Reporter
 from lit3r.config import Settings
 from lit3r.errors import ServersMismatch
 
@@ -62,8 +63,6 @@ def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optio
     Returns ``{"papers", "written", "deleted", "neighbours", "neo4j": {"nodes", "seconds",
     "nodes_per_s"}, "opensearch": {"docs", "seconds", "docs_per_s"}, "seconds"}``. Raises the
     drivers' errors when a server cannot be reached."""
-    from tqdm import tqdm
-
     from graph.embedded import EmbeddedGraphStore
     from graph.neo4j_store import neighbours_hash
     from graph.search.embedded import DB_NAME, EmbeddedSearchIndex
@@ -101,10 +100,10 @@ def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optio
             todo = [p for p in want if stored.get(p, (None, None))[0] != want[p]
                     or in_graph.get(p, 0) != sizes.get(p, 0) or in_index.get(p, 0) != sizes.get(p, 0)
                     or in_papers.get(p, 0) != 1]
-            with index.bulk_mode():
+            shown = progress and bool(todo)
+            with index.bulk_mode(), Reporter(enabled=shown).bar("servers", len(todo), "paper") as bar:
                 index.delete_papers(todo + gone)
                 graph.delete_papers(gone)
-                bar = tqdm(total=len(todo), unit="paper", desc="servers", disable=not progress)
                 batch: list[str] = []
                 pending, done = 0, 0
                 limit = batch_chunks or BATCH_CHUNKS
@@ -139,7 +138,6 @@ def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optio
                     if pending >= limit:
                         flush()
                 flush()
-                bar.close()
             lists = local_g.neighbour_lists()
             written = set(todo)
             relink = {p: ns for p, ns in lists.items()

@@ -89,25 +89,80 @@ def smollm2_path() -> str:
     return str(found[0])
 
 
+def quiet_openmp() -> bool:
+    """Let llama.cpp's OpenMP threads sleep when they wait instead of spinning
+    (``OMP_WAIT_POLICY=PASSIVE``; spinning threads slow decoding about tenfold on a busy
+    machine), unless the variable is set already: a value the user set, even empty, is kept.
+    OpenMP reads it once, when its runtime loads (with llama.cpp, or with PyTorch, which shares
+    it), so this runs before either loads. Returns whether PASSIVE is in force: False when the
+    user chose another value, or when the runtime was loaded before the variable was set."""
+    if "OMP_WAIT_POLICY" not in os.environ:
+        if _openmp_loaded():
+            return False
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    return os.environ["OMP_WAIT_POLICY"].strip().upper() == "PASSIVE"
+
+
+def _openmp_loaded() -> bool:
+    """Whether an OpenMP runtime (libgomp) is loaded in this process (Linux; elsewhere False)."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
+            return any("libgomp" in line for line in fh)
+    except OSError:
+        return False
+
+
+def local_threads(threads: Optional[int], passive: bool) -> tuple[int, int]:
+    """``(decoding threads, prompt threads)`` of the local provider: ``threads`` for both when
+    set; else one thread for decoding and every CPU for prompts (the bulk of the work: a prompt
+    has hundreds of tokens, a reply tens) when OpenMP threads sleep as they wait (``passive``),
+    one thread for both otherwise (no OpenMP thread to spin)."""
+    if threads:
+        return threads, threads
+    return 1, ((os.cpu_count() or 1) if passive else 1)
+
+
 class LlamaCppChat:
-    """llama.cpp in process (``llama_cpp.Llama``), JSON-schema constrained output."""
+    """llama.cpp in process (``llama_cpp.Llama``), JSON-schema constrained output.
+
+    ``n_ctx``: context window in tokens (a prompt that does not fit is an LLMError naming it);
+    ``threads`` / ``threads_batch``: CPU threads for decoding and for prompt evaluation (None:
+    :func:`local_threads`)."""
 
     supports_images = False
     concurrent = False  # one llama.cpp context: calls run one at a time
 
-    def __init__(self, model_path: Optional[str] = None, *, n_ctx: int = 8192, threads: Optional[int] = None) -> None:
+    def __init__(self, model_path: Optional[str] = None, *, n_ctx: int = 8192, threads: Optional[int] = None,
+                 threads_batch: Optional[int] = None) -> None:
+        passive = quiet_openmp()  # before llama_cpp loads its OpenMP runtime
         try:
             from llama_cpp import Llama
         except ImportError:
             raise LLMError("llama-cpp-python is not installed: pip install 'lit3r[local-llm]'") from None
         path = model_path or smollm2_path()
+        if not Path(path).is_file():
+            raise LLMError(f"llm.model_path {path}: no such GGUF file: point it at a .gguf model or unset it "
+                           "(the packaged SmolLM2-135M)")
         self.name = f"local:{Path(path).name}"
-        self.llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=threads, verbose=False)
+        self.n_ctx = n_ctx
+        auto, auto_batch = local_threads(threads, passive)
+        self.threads, self.threads_batch = threads or auto, threads_batch or auto_batch
+        try:
+            self.llm = Llama(model_path=path, n_ctx=n_ctx, n_threads=self.threads, n_threads_batch=self.threads_batch,
+                             verbose=False)
+        except (ValueError, RuntimeError) as exc:
+            raise LLMError(f"llama.cpp cannot load {path} ({first_line(exc)}): check that it is a GGUF model "
+                           "llama.cpp supports") from None
 
     def chat(self, messages: list[dict], schema: Optional[dict], max_tokens: int, temperature: float) -> Reply:
         fmt = {"type": "json_object", "schema": schema} if schema is not None else None
-        r: Any = self.llm.create_chat_completion(messages=messages, max_tokens=max_tokens,  # type: ignore[arg-type]
-                                                 temperature=temperature, response_format=fmt)  # type: ignore[arg-type]
+        try:
+            r: Any = self.llm.create_chat_completion(messages=messages, max_tokens=max_tokens,  # type: ignore[arg-type]
+                                                     temperature=temperature, response_format=fmt)  # type: ignore[arg-type]
+        except ValueError as exc:  # llama-cpp-python: "Requested tokens (9120) exceed context window of 8192"
+            fix = ("raise llm.n_ctx or send less text (llm.profile = \"small\", fewer read.chunks_per_paper, a "
+                   "smaller read.chunk_chars)") if "context window" in str(exc) else "check the model and the prompt"
+            raise LLMError(f"{self.name}: {first_line(exc)}: {fix}") from None
         u = r.get("usage", {})
         return Reply(r["choices"][0]["message"].get("content") or "", u.get("prompt_tokens", 0),
                      u.get("completion_tokens", 0))
@@ -120,7 +175,7 @@ def _openai(cfg: LLMSettings) -> Chat:
 
 
 def _local(cfg: LLMSettings) -> Chat:
-    return LlamaCppChat(cfg.model_path)
+    return LlamaCppChat(cfg.model_path, n_ctx=cfg.n_ctx, threads=cfg.threads)
 
 
 #: provider name -> the Chat it builds from ``settings.llm`` (None: no LLM).

@@ -17,10 +17,11 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Annotated, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
+from graph.progress import SILENT, Progress, Reporter
 from graph.store import GraphStore
 from ingest.metadata import VENUE_PATTERN
 from lit3r.config import RetrieveParams
@@ -31,18 +32,30 @@ from lit3r.pipeline.subquery import SubquerySearch, SubqueryTrace
 from lit3r.prompts import render
 
 
-class Subqueries(BaseModel):
-    """Decomposition output."""
+def _cut(n: int) -> BeforeValidator:
+    """Cuts a longer string or list to ``n``. Beside ``Field(max_length=n)``: the JSON schema
+    caps the length, so a grammar-constrained local model has to stop there (a small one can
+    otherwise repeat itself until ``llm.max_tokens`` and leave unfinished JSON), and a longer
+    value from an endpoint that ignores the cap is cut, not refused."""
+    return BeforeValidator(lambda v: v[:n] if isinstance(v, (str, list)) else v)
 
-    subqueries: list[str] = Field(default_factory=list, max_length=8)
+
+_Query = Annotated[str, Field(max_length=300), _cut(300)]
+_PaperId = Annotated[str, Field(max_length=40), _cut(40)]
+
+
+class Subqueries(BaseModel):
+    """Decomposition output (at most 8 queries of 300 characters)."""
+
+    subqueries: Annotated[list[_Query], Field(max_length=8), _cut(8)] = Field(default_factory=list)
 
 
 class Verdict(BaseModel):
-    """Verifier output."""
+    """Verifier output (at most 10 paper ids of 40 characters, 300 characters missing)."""
 
-    evidence_papers: list[str] = Field(default_factory=list)
+    evidence_papers: Annotated[list[_PaperId], Field(max_length=10), _cut(10)] = Field(default_factory=list)
     sufficient: bool = False
-    missing: str = ""
+    missing: Annotated[str, Field(max_length=300), _cut(300)] = ""
 
 
 @dataclass
@@ -88,6 +101,17 @@ def _tagged(subqueries: list[str], tag: Optional[str]) -> list[str]:
     return out
 
 
+def _round_line(rt: RoundTrace, rounds_max: int, verdict: Optional[Verdict]) -> str:
+    """One progress line for a finished round: subqueries, pool size, the verifier's report."""
+    if verdict is None:
+        report = "no verifier report" + (f" ({rt.errors[-1][:80]})" if rt.errors else "")
+    else:
+        report = (f"{len(verdict.evidence_papers)} evidence paper(s), "
+                  + ("sufficient" if verdict.sufficient else "not sufficient"))
+    return (f"retrieve round {rt.round}/{rounds_max}: {len(rt.subqueries)} subqueries, {rt.pool_size} chunks "
+            f"pooled, verifier: {report} ({rt.seconds:.0f} s)")
+
+
 class Retrieve:
     """The Retrieve step (see the module docstring): ``Retrieve(...)(question) -> RetrieveResult``.
 
@@ -102,7 +126,14 @@ class Retrieve:
         self.params = params
         self.llm = llm
 
-    def __call__(self, question: str) -> RetrieveResult:
+    def __call__(self, question: str, progress: Reporter = SILENT) -> RetrieveResult:
+        """Run the rounds for ``question``; with an LLM, each round reports on ``progress``."""
+        rounds_max = self.params.max_rounds if self.llm else 1
+        progress = progress if self.llm else SILENT  # one fast round without an LLM: nothing to report
+        with progress.bar("retrieve", rounds_max, "round") as bar:
+            return self._rounds(question, rounds_max, bar, progress)
+
+    def _rounds(self, question: str, rounds_max: int, bar: Progress, progress: Reporter) -> RetrieveResult:
         pool = Pool(self.search.paper_of)
         tag = venue_year(question)
         traces: list[SubqueryTrace] = []
@@ -110,7 +141,7 @@ class Retrieve:
         seeds: list[str] = []
         seen: set[str] = set()
         missing = ""
-        for rnd in range(1, (self.params.max_rounds if self.llm else 1) + 1):
+        for rnd in range(1, rounds_max + 1):
             t = time.perf_counter()
             rt = RoundTrace(rnd, [])
             rounds.append(rt)
@@ -123,6 +154,8 @@ class Retrieve:
             rt.subqueries, rt.pool_size = new, len(pool)
             verdict = self._verify(question, pool, rt)
             rt.seconds = time.perf_counter() - t
+            bar.update()
+            progress.line(_round_line(rt, rounds_max, verdict))
             if verdict is not None:
                 seeds += [p for p in verdict.evidence_papers if p not in seeds]
                 missing = verdict.missing

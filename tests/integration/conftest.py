@@ -20,8 +20,10 @@ def _needs_shared_data(shared_data):
 
 
 @pytest.fixture(scope="session")
-def subset_home(shared_data, tmp_path_factory):
-    """A data folder with the SUBSET ingested and built by a real `lit3r ingest` run."""
+def subset_ingest(shared_data, tmp_path_factory):
+    """``(home, run)``: a data folder with the SUBSET ingested and built by a real `lit3r ingest`
+    run, and that run (``subprocess.CompletedProcess``: its stdout and stderr were pipes, not a
+    terminal)."""
     pdfs = tmp_path_factory.mktemp("pdfs")
     for pid in SUBSET:
         os.symlink(CORPUS / "pdfs" / f"{pid}.pdf", pdfs / f"{pid}.pdf")
@@ -30,7 +32,13 @@ def subset_home(shared_data, tmp_path_factory):
                           str(CORPUS / "manifest.jsonl"), "--no-images"], cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[-2000:]
     assert "10 paper(s)" in res.stdout and "10 paper(s) encoded" in res.stdout
-    return home
+    return home, res
+
+
+@pytest.fixture(scope="session")
+def subset_home(subset_ingest):
+    """A data folder with the SUBSET ingested and built by a real `lit3r ingest` run."""
+    return subset_ingest[0]
 
 
 @pytest.fixture(scope="session")

@@ -50,3 +50,55 @@ def test_home_config_toml_is_read_and_checked(monkeypatch, tmp_path):
     (tmp_path / "config.toml").write_text("[retrieve\n")
     with pytest.raises(ValueError, match="config.toml: not valid TOML"):
         load_settings(home=tmp_path)
+
+
+def test_llm_profile_is_chosen_from_the_provider_and_the_model_size(monkeypatch, tmp_path):
+    from lit3r.config import PROFILES, SMALL_MODEL_BYTES, llm_profile
+
+    monkeypatch.setenv("LIT3R_HOME", str(tmp_path))
+    monkeypatch.delenv("LIT3R_CONFIG", raising=False)
+    small, big = tmp_path / "small.gguf", tmp_path / "big.gguf"
+    small.write_bytes(b"x" * 10)
+    with big.open("wb") as fh:  # a sparse file of the threshold's size
+        fh.truncate(SMALL_MODEL_BYTES)
+    assert llm_profile("auto", "local", None) == "small"  # the packaged SmolLM2-135M
+    assert llm_profile("auto", "local", str(small)) == "small"
+    assert llm_profile("auto", "local", str(big)) == "full"
+    assert llm_profile("auto", "openai", None) == "full" and llm_profile("auto", "none", None) == "full"
+    assert llm_profile("small", "openai", None) == "small" and llm_profile("full", "local", None) == "full"
+    small_read, small_retrieve = PROFILES["small"]["read"], PROFILES["small"]["retrieve"]  # lit3r/profiles/small.toml
+    assert small_read["llm_papers"] < 50 and small_read["chunk_chars"] < 1200 and small_retrieve["verify_papers"] < 20
+    s = load_settings(llm={"provider": "local"})
+    assert s.llm.profile == "auto" and s.profile_trace()["name"] == "small"
+    assert (s.read.llm_papers, s.read.chunk_chars, s.retrieve.verify_papers) == \
+        (small_read["llm_papers"], small_read["chunk_chars"], small_retrieve["verify_papers"])
+    full = load_settings()
+    assert full.profile_trace()["name"] == "full"
+    assert (full.read.llm_papers, full.read.chunk_chars, full.retrieve.verify_papers) == (50, 1200, 20)
+    assert load_settings(llm={"provider": "local", "model_path": str(big)}).read.llm_papers == 50
+    forced = load_settings(llm={"provider": "openai", "profile": "small"})
+    assert forced.read.llm_papers == forced.profile_trace()["settings"]["read.llm_papers"] == small_read["llm_papers"]
+    with pytest.raises(ValueError, match="unknown LLM profile 'tiny'"):
+        load_settings(llm={"profile": "tiny"})
+
+
+def test_settings_set_explicitly_win_over_the_llm_profile(monkeypatch, tmp_path):
+    from lit3r.config import PROFILES
+
+    small = PROFILES["small"]
+    monkeypatch.setenv("LIT3R_HOME", str(tmp_path))
+    monkeypatch.delenv("LIT3R_CONFIG", raising=False)
+    (tmp_path / "config.toml").write_text('[read]\nllm_papers = 50\n[llm]\nprovider = "local"\n')
+    monkeypatch.setenv("LIT3R_RETRIEVE__VERIFY_PAPERS", "7")
+    s = load_settings(read={"chunk_chars": 900})
+    assert s.profile_trace()["name"] == "small"
+    assert s.read.llm_papers == 50  # the file's value, although it is the default
+    assert s.retrieve.verify_papers == 7 and s.read.chunk_chars == 900  # a variable, an argument
+    # the rest from the profile
+    assert (s.read.chunks_per_paper, s.retrieve.max_rounds) == (small["read"]["chunks_per_paper"],
+                                                                small["retrieve"]["max_rounds"]) != (6, 3)
+    trace = s.profile_trace()["settings"]
+    assert trace["read.llm_papers"] == 50 and trace["read.chunks_per_paper"] == small["read"]["chunks_per_paper"]
+    monkeypatch.setenv("LIT3R_LLM__PROFILE", "full")
+    s = load_settings()
+    assert s.profile_trace()["name"] == "full" and (s.read.chunks_per_paper, s.retrieve.max_rounds) == (6, 3)
