@@ -4,8 +4,9 @@ For each LLM setting (``none``: extractive reader; ``smollm2``: the packaged Smo
 GGUF in process through llama.cpp, decomposition + verification + the two-stage LLM reader) it
 runs the same code as ``lit3r run --queries questions_dev_inputs.jsonl --out SUB.jsonl`` and
 ``lit3r eval --gold questions_dev.jsonl --pred SUB.jsonl --plot recall.png``, and prints the
-leaderboard metrics, candidate recall@k, seconds per question, LLM calls and tokens, and the
-number of validation repairs.
+leaderboard metrics, candidate recall@k, seconds per question, LLM calls and tokens, the
+number of validation repairs, and abstention: how many questions_dev questions abstain (none
+should) and how many of ``OFF_TOPIC``, questions this corpus cannot answer (all should).
 
     .venv/bin/python bench/qa_bench.py --home DIR [--llm none,smollm2] [--llm-papers 5] [--out DIR]
 
@@ -32,6 +33,13 @@ from lit3r.littraceqa.metrics import RECALL_KS, candidate_recall, evaluate, plot
 from lit3r.pipeline.engine import Engine  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "data" / "corpus"
+#: Questions no paper of the corpus answers (the abstention check of issue 13).
+OFF_TOPIC = ["What is the recommended dosage of ibuprofen for children?", "x", "Who won the 2018 FIFA World Cup final?",
+             "How do I bake sourdough bread at home?", "What is the boiling point of ethanol at sea level?",
+             "Which planets in the solar system have rings?", "What is the capital city of Australia?",
+             "How many calories are in a banana?", "What are the symptoms of vitamin D deficiency?",
+             "Which river is the longest in South America?", "What is the tallest mountain in Africa?",
+             "How does a car engine's turbocharger work?"]
 
 
 def fmt(v) -> str:
@@ -83,6 +91,11 @@ def main() -> None:
         print("candidate recall@k  " + "  ".join(f"@{k}: {rec['overall'][str(k)]:.3f}" for k in RECALL_KS))
         for fam, curve in rec["by_task_family"].items():
             print(f"  {fam:30s}" + "  ".join(f"@{k}: {curve[str(k)]:.3f}" for k in RECALL_KS))
+        if name == "none":
+            dev = sum(not p.get("gold_papers") for p in preds)
+            off = sum(engine.ask(q).read.papers == [] for q in OFF_TOPIC)
+            print(f"abstained: questions_dev {dev}/{len(preds)} (0 expected), off-topic {off}/{len(OFF_TOPIC)} "
+                  "(all expected)")
 
 
 if __name__ == "__main__":

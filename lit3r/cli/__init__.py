@@ -1,6 +1,7 @@
 """The ``lit3r`` command line (click). Errors are one sentence plus the fix, never a traceback:
 every :class:`lit3r.errors.Lit3rError`, and the drivers' and SQLite's errors, are caught once,
-in :class:`Lit3rGroup`. Commands never change the settings they load: options become overrides.
+in :class:`Lit3rGroup`, which also takes every secret out of the message (:mod:`lit3r.redact`).
+Commands never change the settings they load: options become overrides.
 """
 
 from __future__ import annotations
@@ -10,21 +11,36 @@ import sqlite3
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
+from graph.progress import Reporter
 from ingest.corpus import PARSERS, ingest_corpus, ingest_metadata_only
 from lit3r.cli.params import CYPHER_PARAM, OPTION, PAPER_IDS, TABLE_SCHEMA, options_dict
-from lit3r.cli.render import masked, print_answer, print_table, toml
+from lit3r.cli.render import print_answer, print_shown, print_table, toml
 from lit3r.config import Settings, load_settings
 from lit3r.errors import Lit3rError, UnknownIdError
+from lit3r.redact import masked, redact, redact_data, secret_values
+
+if TYPE_CHECKING:  # loaded by the commands that use them (the engine loads torch, lit3r.show PyMuPDF)
+    from lit3r.pipeline.engine import AskResult, Engine
+    from lit3r.show import ShowReport
 
 
 class Lit3rGroup(click.Group):
-    """The ``lit3r`` group: runs a command and turns the errors Lit3R expects into one line."""
+    """The ``lit3r`` group: runs a command and turns the errors Lit3R expects into one line,
+    secrets masked."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return self._invoke(ctx)
+        except click.UsageError:  # click's own, about the arguments given
+            raise
+        except click.ClickException as exc:
+            raise click.ClickException(redact(exc.format_message(), _secrets(ctx))) from None
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except UnknownIdError as exc:
@@ -70,8 +86,15 @@ def _settings(ctx: click.Context, **overrides: Any) -> Settings:
         settings = load_settings(**{"home": (ctx.obj or {}).get("home"), **overrides})
     except (Lit3rError, OSError) as exc:
         raise click.ClickException(f"bad configuration: {' '.join(str(exc).split())}") from None
-    ctx.obj = {**(ctx.obj or {}), "settings": settings}
+    if ctx.obj is None:
+        ctx.obj = {}
+    ctx.obj["settings"] = settings  # the group's dict too: its error handler reads them
     return settings
+
+
+def _secrets(ctx: click.Context) -> list[str]:
+    """The secret values of the loaded settings and the environment (:mod:`lit3r.redact`)."""
+    return secret_values((ctx.obj or {}).get("settings"))
 
 
 @main.command()
@@ -117,7 +140,7 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
             report = ingest_metadata_only(metadata_file, out_dir)
         else:
             report = ingest_corpus(pdf_dir, out_dir, metadata_file=metadata_file, parser=parser, workers=workers,
-                                   images=images, progress=sys.stderr.isatty() and not as_json, prune=prune)
+                                   images=images, progress=not as_json, prune=prune)
     except OSError as exc:  # an unwritable or vanished output folder
         raise click.ClickException(f"{exc.filename or out_dir}: {exc.strerror or exc}: the corpus folder must be "
                                    f"writable (choose another with --home or --out)") from None
@@ -162,7 +185,7 @@ def _build(settings: Settings, quiet: bool, rebuild: bool = False):
         click.echo(f"updating the index in {settings.index_dir} (new or changed papers are embedded: with the "
                    "default encoder about 1-2 minutes per 1,000 chunks on 2 CPU cores)...", err=True)
     try:
-        return build_stores(settings, progress=sys.stderr.isatty() and not quiet, force=rebuild)
+        return build_stores(settings, progress=not quiet, force=rebuild)
     except _server_errors() as exc:
         raise click.ClickException(_server_message(settings, exc) + "; the local index is built, and the next "
                                    "`lit3r ingest` finishes the server load") from None
@@ -188,9 +211,13 @@ def _build(settings: Settings, quiet: bool, rebuild: bool = False):
 @click.option("--papers", "papers", type=PAPER_IDS, default=None, help="Read only these papers: retrieval is skipped.")
 @click.option("--table-schema", "table_schema", type=TABLE_SCHEMA, default=None,
               help='Ask for a table answer: \'[{"name": "Method", "type": "string", "is_row_key": true}, ...]\'.')
+@click.option("--show", "show", type=click.Path(path_type=Path), default=None,
+              help="Write one PNG per evidence locator into this folder (created if missing): the page, or the "
+                   "table/figure region, with the evidence outlined.")
 @click.pass_context
 def ask(ctx: click.Context, question: str, options: tuple[tuple[str, str], ...], as_json: bool, top: int,
-        llm: Optional[str], papers: Optional[list[str]], table_schema: Optional[list[dict]]) -> None:
+        llm: Optional[str], papers: Optional[list[str]], table_schema: Optional[list[dict]],
+        show: Optional[Path]) -> None:
     """Answer QUESTION over the ingested corpus, with evidence locators.
 
     Runs Retrieve (hybrid BM25 + dense, RRF, PRF, rerank), Relate (similar papers, bibliographic
@@ -198,17 +225,35 @@ def ask(ctx: click.Context, question: str, options: tuple[tuple[str, str], ...],
     extractive reader); the answer line is validated against the stored chunks.
     """
     from lit3r.pipeline.engine import Engine
+    from lit3r.show import show_dir
 
     opts = options_dict(options)
     settings = _settings(ctx, **({"llm": {"provider": llm}} if llm else {}))
+    show = show_dir(show) if show is not None else None  # a bad folder is refused before the models load
     engine = Engine(settings)
     with engine.snapshot():  # the answer and what is printed about it come from one corpus
         result = engine.ask(question, options=opts or None, query_id="cli", table_schema=table_schema,
-                            papers=papers)
+                            papers=papers, progress=Reporter())  # LLM rounds and readings, on stderr
+        shown = _show(engine, result, show) if show is not None else None
         if as_json:
-            click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
-            return
-        print_answer(result, engine.paper_heads([*result.read.papers, *result.candidates[:top]]), top, opts)
+            click.echo(json.dumps(redact_data({**result.to_json(), **(shown.to_json() if shown else {})},
+                                              _secrets(ctx)), indent=2, ensure_ascii=False))
+        else:
+            secrets = _secrets(ctx)
+            print_answer(result, engine.paper_heads([*result.read.papers, *result.candidates[:top]]), top, opts,
+                         clean=lambda text: redact(text, secrets))
+            if shown is not None:
+                print_shown(shown)
+    if shown is not None and shown.problems:
+        raise click.ClickException("; ".join(shown.problems))
+
+
+def _show(engine: Engine, result: AskResult, folder: Path) -> ShowReport:
+    """``ask --show``: the PNGs of the answer's evidence locators, one per item of its line."""
+    from lit3r.show import evidence_chunks, show_evidence
+
+    chunks = evidence_chunks(result.read.evidence, result.line)
+    return show_evidence(chunks, engine.paper_heads([c.paper_id for c in chunks]), engine.settings.home, folder)
 
 
 def _server_errors() -> tuple[type[BaseException], ...]:
@@ -268,12 +313,12 @@ def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optiona
     if not read_inputs(queries):  # bad lines fail here, before the models load
         raise click.ClickException(f"{queries} holds no question: pass a JSONL file with one question per line")
     try:
-        report = run_batch(Engine(settings), queries, out, workers=workers, progress=sys.stderr.isatty())
+        report = run_batch(Engine(settings), queries, out, workers=workers)
     except OSError as exc:
         raise click.ClickException(f"--out {out}: cannot be written ({exc.strerror or exc}): choose a writable "
                                    f"path") from None
     for qid, err in report.failures:
-        click.echo(f"failed {qid}: {err}", err=True)
+        click.echo(f"failed {qid}: {redact(err, _secrets(ctx))}", err=True)
     click.echo(f"{report.answered} answered, {report.skipped} already in {out}, {len(report.failures)} failed "
                f"(of {report.inputs})")
     if report.failures:
@@ -367,7 +412,9 @@ def _read_jsonl(path: Path) -> list[dict]:
 @click.option("--param", "params", type=CYPHER_PARAM, multiple=True,
               help="A query parameter ($KEY): integers, true/false/null and JSON lists/maps are parsed; "
                    "anything else (paper ids such as 2007.14062 too) stays a string.")
-@click.option("--write", is_flag=True, help="Allow writes (default: a read transaction).")
+@click.option("--write", is_flag=True, help="Run it in a write transaction, unchecked. Without it only a plain read "
+              "runs: the query is EXPLAINed first, and writes, LOAD CSV, procedures other than read-only ones "
+              "(db.labels, ...) and plugin functions are refused (graph/cypher_guard.py).")
 @click.option("--json", "as_json", is_flag=True, help="Print rows as JSON.")
 @click.option("--limit", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Print at most this many rows (the rest are not read from the server).")
@@ -397,7 +444,7 @@ def cypher(ctx: click.Context, query_or_file: str, params: tuple[tuple[str, Any]
     n = settings.neo4j
     store = neo4j_store(settings)
     try:
-        rows = store.run_write(query, values, limit + 1) if write else store.run_read(query, values, limit + 1)
+        rows = (store.run_write if write else store.run_plain_read)(query, values, limit + 1)  # plain: EXPLAINed
     except _server_errors() as exc:  # connection, credentials, syntax, a write in a read transaction
         from neo4j.exceptions import AuthError, ServiceUnavailable
 
@@ -426,11 +473,12 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
     from lit3r.cli.doctor import run_checks
 
     settings = _settings(ctx)
-    checks = run_checks(settings)
+    checks = run_checks(settings)  # details with secrets masked
+    config = masked(settings.model_dump(mode="json"), _secrets(ctx))
     if as_json:
-        click.echo(json.dumps({"config": masked(settings.model_dump(mode="json")), "checks": checks}, indent=2))
+        click.echo(json.dumps({"config": config, "checks": checks}, indent=2))
     else:
-        click.echo(f"# effective configuration\n{toml(masked(settings.model_dump(mode='json')))}\n# checks")
+        click.echo(f"# effective configuration\n{toml(config)}\n# checks")
         for c in checks:
             click.echo(f"[{'ok' if c['ok'] else 'FAIL'}] {c['name']}: {c['detail']}")
     if not all(c["ok"] for c in checks):
@@ -454,8 +502,9 @@ def config_show(ctx: click.Context, as_json: bool, changed: bool) -> None:
     settings = _settings(ctx.find_root())
     data = settings.model_dump(mode="json", exclude_defaults=changed)
     path = config_file(settings.home)
+    data = masked(data, _secrets(ctx))
     if as_json:
-        click.echo(json.dumps(masked(data), indent=2))
+        click.echo(json.dumps(data, indent=2))
         return
     click.echo(f"# configuration file: {path or 'none'}; LIT3R_* variables override it\n"
-               f"{toml(masked(data), notes=descriptions())}")
+               f"{toml(data, notes=descriptions())}")

@@ -1,16 +1,19 @@
-"""What the ``lit3r`` commands print: tables, answers, configuration (as TOML, secrets masked)."""
+"""What the ``lit3r`` commands print: tables, answers, configuration (as TOML; secrets are masked
+before it, by :mod:`lit3r.redact`)."""
 
 from __future__ import annotations
 
 import json
-import re
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import click
 
 from graph.records import Paper
 from lit3r.littraceqa.format import describe
 from lit3r.pipeline.engine import AskResult
+
+if TYPE_CHECKING:  # lit3r.show loads PyMuPDF: only `ask --show` needs it
+    from lit3r.show import ShowReport
 
 
 def print_table(rows: list[dict]) -> None:
@@ -29,15 +32,17 @@ def print_table(rows: list[dict]) -> None:
     click.echo(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
 
 
-def print_answer(result: AskResult, heads: dict[str, Paper], top: int, options: dict[str, str]) -> None:
+def print_answer(result: AskResult, heads: dict[str, Paper], top: int, options: dict[str, str],
+                 clean: Callable[[str], str] = str) -> None:
     """The readable answer of ``lit3r ask``: answers, supporting papers, evidence, candidates,
     notes, timings and LLM usage. ``heads``: the papers of the answer and the first ``top``
-    candidates."""
+    candidates; ``clean``: applied to each note (which can quote a server's error), e.g.
+    :func:`lit3r.redact.redact`."""
     read, answer = result.read, result.submission()["answer"]
     if not read.papers and read.freeform:  # the reader abstained: the corpus does not support an answer
         click.echo(read.freeform)
         for note in read.notes:
-            click.echo(f"  note: {note}")
+            click.echo(f"  note: {clean(note)}")
         return
     if "multiple_choice" in answer:
         letter = answer["multiple_choice"]["gold"]
@@ -63,7 +68,7 @@ def print_answer(result: AskResult, heads: dict[str, Paper], top: int, options: 
     for i, pid in enumerate(result.candidates[:top], start=1):
         click.echo(f"  {i:2d}. [{pid}] {heads[pid].title[:90]}")
     for note in read.notes + result.problems:
-        click.echo(f"  note: {note}")
+        click.echo(f"  note: {clean(note)}")
     t = result.timings
     click.echo("\nTimings: " + ", ".join(f"{k} {t[k]:.2f} s" for k in ("load", "retrieve", "relate", "read") if k in t))
     if result.usage.calls or result.usage.cached:
@@ -72,19 +77,17 @@ def print_answer(result: AskResult, heads: dict[str, Paper], top: int, options: 
                    f"{len(result.rounds)} round(s), {len(result.subqueries)} subqueries")
 
 
-_URL_SECRET = re.compile(r"(?<=://)[^/@\s]+@")
-
-
-def masked(config: dict) -> dict:
-    """The configuration with secrets (passwords, API keys, credentials in URLs) shown as "***"."""
-    def one(k: str, v: Any) -> Any:
-        if isinstance(v, dict):
-            return masked(v)
-        if v and k in ("password", "api_key"):
-            return "***"
-        return _URL_SECRET.sub("***@", v) if isinstance(v, str) else v
-
-    return {k: one(k, v) for k, v in config.items()}
+def print_shown(report: "ShowReport") -> None:
+    """What ``lit3r ask --show`` wrote: the PNG paths, one a line (after the answer); its notes
+    (fallback outlines, papers without a PDF) go to stderr."""
+    if report.shown:
+        click.echo(f"\nEvidence shown ({len(report.shown)} PNG{'s' if len(report.shown) != 1 else ''}):")
+        for s in report.shown:
+            click.echo(str(s.path))
+    elif not report.problems:
+        click.echo("note: the answer has no evidence locator: no PNG written", err=True)
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
 
 
 def toml(data: dict[str, Any], prefix: str = "", notes: Optional[dict[str, str]] = None) -> str:

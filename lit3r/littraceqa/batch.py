@@ -1,8 +1,9 @@
 """Batch runs: LitTraceQA input JSONL -> submission JSONL, with traces in a side file.
 
 Bounded concurrency (threads: the engine is read-only per question; concurrency pays off when
-an LLM endpoint is the bottleneck), a progress bar, resume (query ids already in the output are
-skipped), and isolation: a failing question is recorded in the trace file and the others go on.
+an LLM endpoint is the bottleneck), progress on stderr (:mod:`graph.progress`), resume (query
+ids already in the output are skipped), and isolation: a failing question is recorded in the
+trace file and the others go on.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from tqdm import tqdm
-
+from graph.progress import Reporter
 from lit3r.errors import InputError
+from lit3r.redact import redact, redact_data, secret_values
 
 
 @dataclass
@@ -119,17 +120,19 @@ def run_batch(engine, queries: Path, out: Path, *, workers: int = 1, progress: b
     report = BatchReport(inputs=len(rows), skipped=len(rows) - len(todo))
     lock = threading.Lock()
 
+    secrets = secret_values(getattr(engine, "settings", None))  # traces and errors never carry a key or password
+
     def one(row: dict) -> None:
         opts = {o["label"]: o["text"] for o in row.get("multiple_choice_options") or []} or None
         types = tuple(row.get("answer_types") or ("freeform",))
         try:
             res = engine.ask(row["question"], options=opts, query_id=row["query_id"], answer_types=types,
                              table_schema=row.get("table_schema") or None)
-            line, trace = res.submission(), {"query_id": row["query_id"], "trace": res.trace(),
+            line, trace = res.submission(), {"query_id": row["query_id"], "trace": redact_data(res.trace(), secrets),
                                              "candidates": res.candidates}
         except Exception as exc:  # one failing question never loses the others
             with lock:
-                report.failures.append((row["query_id"], f"{type(exc).__name__}: {exc}"[:300]))
+                report.failures.append((row["query_id"], redact(f"{type(exc).__name__}: {exc}", secrets)[:300]))
                 _append(traces, {"query_id": row["query_id"], "error": report.failures[-1][1]})
             return
         with lock:
@@ -138,7 +141,7 @@ def run_batch(engine, queries: Path, out: Path, *, workers: int = 1, progress: b
             report.answered += 1
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool, \
-            tqdm(total=len(todo), desc="questions", unit="q", disable=not progress) as bar:
+            Reporter(enabled=progress and bool(todo)).bar("questions", len(todo), "question") as bar:
         for fut in as_completed([pool.submit(one, r) for r in todo]):
             fut.result()
             bar.update()

@@ -11,13 +11,15 @@ so reruns are reproducible and free; tokens and cost are counted per question (:
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Protocol, TypeVar
+from typing import Callable, Iterator, Optional, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -25,6 +27,7 @@ from graph.atomic import write_text_atomic
 from lit3r.errors import LLMError, TransientLLMError
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 @dataclass
@@ -68,6 +71,30 @@ class Usage:
         return Usage(**{k: getattr(self, k) - getattr(before, k) for k in self.__dataclass_fields__})
 
 
+#: The usage of the question being answered in this context (None: none is tracked).
+_QUESTION_USAGE: contextvars.ContextVar[Optional[Usage]] = contextvars.ContextVar("lit3r_question_usage", default=None)
+
+
+@contextmanager
+def track_usage() -> Iterator[Usage]:
+    """Count the LLM calls made in this context into a fresh :class:`Usage`, exact per question
+    when several questions run at once (``lit3r run --workers N``): each question's thread has
+    its own context, and the threads a question starts get a copy of it (:func:`in_context`)."""
+    usage = Usage()
+    token = _QUESTION_USAGE.set(usage)
+    try:
+        yield usage
+    finally:
+        _QUESTION_USAGE.reset(token)
+
+
+def in_context(fn: Callable[..., T]) -> Callable[..., T]:
+    """``fn`` to run in another thread with a copy of the caller's context (so that its LLM calls
+    count for the caller's question). Call it in the calling thread, once per task."""
+    ctx = contextvars.copy_context()
+    return lambda *args, **kwargs: ctx.run(fn, *args, **kwargs)
+
+
 @dataclass
 class StructuredLLM:
     """Validated JSON answers from a :class:`Chat` with retries, one repair and a disk cache.
@@ -88,9 +115,12 @@ class StructuredLLM:
 
     def _count(self, **deltas: float) -> None:
         """Add to the usage counters (calls may run in several threads)."""
+        question = _QUESTION_USAGE.get()
         with self._lock:
             for k, v in deltas.items():
                 setattr(self.usage, k, getattr(self.usage, k) + v)
+                if question is not None:
+                    setattr(question, k, getattr(question, k) + v)
 
     def ask(self, messages: list[dict], model: type[M]) -> M:
         """The reply to ``messages`` parsed as ``model``. Raises LLMError when no valid reply

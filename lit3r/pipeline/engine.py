@@ -19,12 +19,13 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional, Sequence
 
+from graph.progress import SILENT, Reporter
 from graph.records import Paper
 from lit3r import factory
 from lit3r.config import Settings
 from lit3r.errors import BadQuestion
 from lit3r.littraceqa.validate import QuestionSpec, validate_read
-from lit3r.llm.client import StructuredLLM, Usage
+from lit3r.llm.client import StructuredLLM, Usage, track_usage
 from lit3r.models import CachedQueryEncoder
 from lit3r.pipeline.pool import PaperOf
 from lit3r.pipeline.relate import RelateResult, relate
@@ -38,9 +39,10 @@ from lit3r.read.scoring import ask_part
 @dataclass
 class AskResult:
     """Everything one question produced: Ranking A (``[(paper_id, score)]``), Relate's result,
-    the reader's candidates and result, the trace (subqueries, rounds, LLM usage), per-stage
-    ``timings`` in seconds (``load`` on the engine's first question), and the validated
-    submission ``line`` with the ``problems`` validation repaired."""
+    the reader's candidates and result, the trace (subqueries, rounds, LLM usage, the LLM
+    ``profile`` in force: :meth:`lit3r.config.Settings.profile_trace`), per-stage ``timings`` in
+    seconds (``load`` on the engine's first question), and the validated submission ``line``
+    with the ``problems`` validation repaired."""
 
     query_id: str
     question: str
@@ -55,22 +57,25 @@ class AskResult:
     usage: Usage = field(default_factory=Usage)
     line: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    profile: dict[str, Any] = field(default_factory=dict)
 
     def submission(self) -> dict[str, Any]:
         """The validated LitTraceQA submission line (../shared/docs/LITTRACEQA.md)."""
         return self.line
 
     def trace(self) -> dict[str, Any]:
-        """Subqueries by round, verifier reports, pool sizes, LLM calls and tokens, timings."""
+        """Subqueries by round, verifier reports, pool sizes, LLM calls and tokens, the LLM
+        profile, timings."""
         return {
             "rounds": [asdict(r) for r in self.rounds],
             "subqueries": [{"query": t.query, "prf_query": t.prf_query, "pooled": len(t.pooled),
                             "seconds": t.seconds} for t in self.subqueries],
             "seeds": self.relate.seeds,
             "reader": {"name": self.read.reader, "supporting": self.read.supporting, "facts": self.read.facts,
-                       "notes": self.read.notes},
+                       "options": self.read.option_support, "notes": self.read.notes},
             "validation": self.problems,
             "llm": asdict(self.usage),
+            "profile": self.profile,
             "timings": self.timings,
         }
 
@@ -127,9 +132,11 @@ class Engine:
         t = time.perf_counter()
         self.settings = settings
         self.graph, self.index = factory.open_stores(settings)
+        # the LLM before the encoder: the local provider sets OMP_WAIT_POLICY, which OpenMP reads
+        # once, when PyTorch (or llama.cpp) loads it
+        self.llm = llm if llm is not None else factory.llm(settings)
         self.encoder = CachedQueryEncoder(encoder or factory.chunk_encoder(settings))
         factory.check_index_encoder(settings, self.index, self.encoder)
-        self.llm = llm if llm is not None else factory.llm(settings)
         self.search = SubquerySearch(self.index, self.graph, self.encoder, settings.retrieve,
                                      factory.reranker(settings), PaperOf(self.graph))
         self.retrieve = Retrieve(self.search, self.graph, settings.retrieve, self.llm)
@@ -147,43 +154,46 @@ class Engine:
 
     def ask(self, question: str, *, options: Optional[dict[str, str]] = None, query_id: str = "q",
             answer_types: Optional[tuple[str, ...]] = None, table_schema: Optional[list[dict]] = None,
-            papers: Optional[Sequence[str]] = None, answer: bool = True) -> AskResult:
+            papers: Optional[Sequence[str]] = None, answer: bool = True,
+            progress: Reporter = SILENT) -> AskResult:
         """Answer one question. ``options``: multiple-choice ``{label: text}``; ``table_schema``:
         ``[{name, type, is_row_key}]`` for a table answer; ``papers``: a fixed paper set (Retrieve
         and Relate are skipped, the reader reads those papers only); ``answer`` False stops after
-        Relate (retrieval only: candidates and rankings, an empty submission line). Raises
+        Relate (retrieval only: candidates and rankings, an empty submission line); ``progress``:
+        where the LLM rounds and readings report (:mod:`graph.progress`; default nowhere). Raises
         BadQuestion for an empty question or unknown paper ids."""
         q = Question.make(question, options=options, answer_types=answer_types, schema=table_schema,
                           query_id=query_id)
-        with self.snapshot():
-            return self._ask(q, papers, answer)
+        with self.snapshot(), track_usage() as usage:  # this question's LLM usage, exact under --workers
+            result = self._ask(q, papers, answer, progress)
+        result.usage = usage
+        return result
 
-    def _ask(self, q: Question, papers: Optional[Sequence[str]], answer: bool) -> AskResult:
+    def _ask(self, q: Question, papers: Optional[Sequence[str]], answer: bool, progress: Reporter) -> AskResult:
         timings: dict[str, float] = {}
         if self._first:
             timings["load"], self._first = self.load_seconds, False
-        usage = Usage(**vars(self.llm.usage)) if self.llm else Usage()
         t0 = time.perf_counter()
         qvecs = self.encoder.encode_queries([q.text, ask_part(q.text)])  # every text of the question, one batch
         if papers is not None:
             ret = RetrieveResult(None, [], [], [], [])
             rel = RelateResult([], [], candidates=self._known(papers))
         else:
-            ret = self.retrieve(q.text)
+            ret = self.retrieve(q.text, progress)
             timings["retrieve"] = time.perf_counter() - t0
             t = time.perf_counter()
             rel = relate(ret.seeds, [p for p, _ in ret.ranking_a], self.graph, self.index, self.settings.relate)
             timings["relate"] = time.perf_counter() - t
         t = time.perf_counter()
         read = self.reader.read(ReadRequest(q.text, qvecs, rel.candidates, ret.pool, q.options, q.schema,
-                                            q.answer_types)) if answer else ReadResult([], [], reader="none (retrieval only)")
+                                            q.answer_types, progress)) if answer else ReadResult([], [], reader="none (retrieval only)")
         timings["read"] = time.perf_counter() - t
         timings["total"] = time.perf_counter() - t0
         line, problems = validate_read(read, QuestionSpec(q.query_id, q.answer_types, tuple(q.options or ()),
                                                           list(q.schema or [])), rel.candidates)
         return AskResult(q.query_id, q.text, ret.ranking_a, rel, rel.candidates, read, ret.subqueries, timings,
-                         q.answer_types, ret.rounds, self.llm.usage.since(usage) if self.llm else Usage(), line,
-                         problems)
+                         q.answer_types, ret.rounds, Usage(), line,
+                         problems, self.settings.profile_trace())
 
     def _known(self, papers: Sequence[str]) -> list[str]:
         """The fixed paper set, without duplicates; BadQuestion naming unknown ids (and close ones)."""

@@ -10,6 +10,7 @@ from typing import Optional, Protocol, Sequence
 
 import numpy as np
 
+from graph.progress import SILENT, Reporter
 from graph.records import Chunk
 from lit3r.pipeline.pool import Pool
 
@@ -22,7 +23,8 @@ class ReadRequest:
     ask part's (:func:`lit3r.read.scoring.ask_part`) query vectors, encoded once by the engine;
     ``candidates``: paper ids, best first; ``pool``: the Retrieve pool (None when the papers were
     fixed by the user); ``options``: multiple-choice ``{label: text}``; ``schema``: table columns
-    ``[{name, type, is_row_key}]``; ``answer_types``: the LitTraceQA answer types asked for."""
+    ``[{name, type, is_row_key}]``; ``answer_types``: the LitTraceQA answer types asked for;
+    ``progress``: where a slow reader reports its progress (:mod:`graph.progress`)."""
 
     question: str
     qvecs: np.ndarray
@@ -31,13 +33,15 @@ class ReadRequest:
     options: Optional[dict[str, str]] = None
     schema: Optional[list[dict]] = None
     answer_types: tuple[str, ...] = ("freeform",)
+    progress: Reporter = SILENT
 
 
 @dataclass
 class ReadResult:
     """Reader output: supporting ``papers`` (best first), ``evidence`` chunks, the answers
     (``freeform`` text, MC ``choice`` letter, table ``rows``), ``paper_scores`` (best chunk score
-    per read paper), ``supporting`` chunk ids per paper, ``facts`` (LLM reader: value, unit,
+    per read paper), ``option_scores`` and ``option_support`` (per option: its score and the
+    units that state or contradict it, for the trace), ``supporting`` chunk ids per paper, ``facts`` (LLM reader: value, unit,
     paper, chunk), which ``reader`` answered and its ``notes`` (stage failures, fallbacks)."""
 
     papers: list[str]
@@ -46,6 +50,7 @@ class ReadResult:
     choice: Optional[str] = None
     paper_scores: dict[str, float] = field(default_factory=dict)
     option_scores: dict[str, float] = field(default_factory=dict)
+    option_support: dict[str, dict] = field(default_factory=dict)
     rows: Optional[list[dict]] = None
     supporting: dict[str, list[str]] = field(default_factory=dict)
     facts: list[dict] = field(default_factory=list)

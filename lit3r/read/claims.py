@@ -42,6 +42,7 @@ from lit3r.read.tables import parse_table
 
 _PARTS = re.compile(r"[a-z]+|[0-9]+(?:\.[0-9]+)?[a-z]*")
 _NEGATION = re.compile(r"\b(?:not|without|excluding|except|rather than|instead of|no)\b([^,;:.()?!]*)", re.I)
+_NON = re.compile(r"\bnon-([A-Za-z]+)", re.I)  # "non-learned": the one word
 _HYPHENATED = re.compile(r"\b[A-Za-z]+(?:-[A-Za-z]+)+\b")
 _CAPITAL_RUN = re.compile(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
 #: Weight of the chunk's reader score (normalised by the best chunk's) in a unit's relevance.
@@ -97,12 +98,10 @@ class Query:
 
 def _query_terms(text: str) -> tuple[set[str], set[str]]:
     """``(terms and acronyms, negated terms)`` of a question text."""
-    negated: set[str] = set()
-    for m in _NEGATION.finditer(text):
-        negated |= terms(m.group(1))
+    negated = negated_terms(text)
     acronyms = {"".join(w[0] for w in re.split(r"[- ]+", m.group(0))).lower()
                 for rx in (_HYPHENATED, _CAPITAL_RUN) for m in rx.finditer(text)}
-    return terms(_NEGATION.sub(" ", text)) | {a for a in acronyms if len(a) >= 2}, negated
+    return terms(_NON.sub(" ", _NEGATION.sub(" ", text))) | {a for a in acronyms if len(a) >= 2}, negated
 
 
 @dataclass
@@ -111,7 +110,8 @@ class Unit:
     group and column label; a line's words), the ``values`` it states (numbers), its ``kind``
     (cell, row, column, line), the chunk's ``prior``, the terms of its values (``value_terms``) and
     its wider ``context`` (a table's caption), which counts half; a cell also keeps its
-    ``row_key`` and ``row_group``."""
+    ``row_key`` and ``row_group``; a line its ``negated`` terms (those after "not", "non-",
+    "without" ... up to the end of the clause: "set and not learned")."""
 
     chunk: Chunk
     text: str
@@ -123,6 +123,7 @@ class Unit:
     context: set[str] = field(default_factory=set)
     row_key: str = ""
     row_group: str = ""
+    negated: set[str] = field(default_factory=set)
 
 
 def units_of(chunk: Chunk, prior: float = 0.0) -> list[Unit]:
@@ -139,7 +140,17 @@ def units_of(chunk: Chunk, prior: float = 0.0) -> list[Unit]:
     out = []
     for ln in chunk_lines(chunk):
         t = terms(ln)
-        out.append(Unit(chunk, ln, t, numbers(ln), "line", prior, t))
+        out.append(Unit(chunk, ln, t, numbers(ln), "line", prior, t, negated=negated_terms(ln)))
+    return out
+
+
+def negated_terms(text: str) -> set[str]:
+    """The terms a text negates: those after a negation cue up to the end of the clause
+    ("m is set and not learned" -> {"learn"}; "a non-learned penalty" -> {"learn"})."""
+    out: set[str] = set()
+    for rx in (_NEGATION, _NON):
+        for m in rx.finditer(text):
+            out |= terms(m.group(1))
     return out
 
 
@@ -167,10 +178,13 @@ def _table_units(chunk: Chunk, table, prior: float) -> Iterable[Unit]:
 
 
 class Support:
-    """Relevance of units to one question (module docstring), with IDF weights over ``units``."""
+    """Relevance of units to one question (module docstring), with IDF weights over ``units``.
+    ``names``: the names the read papers give their own method or system (:func:`own_names`),
+    which count as question terms: a question about "its" results is about the paper's method."""
 
-    def __init__(self, question: str, units: Sequence[Unit]) -> None:
-        self.query = Query.of(question)
+    def __init__(self, question: str, units: Sequence[Unit], names: Iterable[str] = ()) -> None:
+        q0 = Query.of(question)
+        self.query = Query(q0.terms | {t for name in names for t in terms(name)}, q0.negated, q0.asked)
         df = Counter(t for u in units for t in u.terms | u.context)
         n = max(len(units), 1)
         q = self.query
@@ -183,55 +197,183 @@ class Support:
         negated terms, plus the chunk prior."""
         w, q = self.weight, self.query
         hit = sum(w[t] for t in q.terms & unit.terms) + 0.5 * sum(w[t] for t in (q.terms & unit.context) - unit.terms)
-        neg = sum(w[t] for t in q.negated & (unit.terms | unit.context))
+        hit += sum(w[t] for t in q.negated & unit.negated)  # "non-learned" meets "not learned"
+        hit += sum(w[t] for t in (q.terms & unit.values) - unit.terms)  # "listed at 0.96 bpb"
+        neg = sum(w[t] for t in q.negated & (unit.terms | unit.context) - unit.negated)
         return (hit - neg) / self.total + CHUNK_PRIOR * unit.prior
 
 
 
-def option_match(option: str, unit: Unit, distinctive: set[str]) -> float:
-    """How much of an option the unit states, in [0, 1]: the share of the option's numbers among
-    the unit's values for a numeric option (its words are all among its numbers' units, or it has
-    no distinctive word), the share of its ``distinctive`` terms among the unit's terms for a
-    textual one, and the mean of both for an option with numbers and words; 0 when nothing of it
-    is there, or when the unit holds none of the numbers only this option has."""
-    nums = numbers(option)
-    words = {w for w in distinctive if not NUM.fullmatch(w)}
-    own = {w for w in distinctive if NUM.fullmatch(w)} & nums  # numbers no other option has
+_NUM_TOKEN = re.compile(r"\d+(?:\.\d+)?[a-z]{0,2}")
+#: Numbers weigh this many times a word in an option's claim (a number is the precise part).
+NUMBER_WEIGHT = 2.0
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of an option (the option, or one ``;``-separated part of it): its ``words``
+    (stemmed terms, no numbers) and ``numbers``, each weighted by how few other options share
+    it (``weight``: 1 for one only this option has, 0 for one every option has); ``joined``: pairs
+    of adjacent words with the term they make written together ("Big Bird" -> "bigbird")."""
+
+    words: frozenset[str]
+    numbers: frozenset[str]
+    weight: dict[str, float]
+    joined: frozenset[tuple[str, str, str]] = frozenset()
+
+    @property
+    def total(self) -> float:
+        return sum(self.weight[t] for t in self.words | self.numbers)
+
+
+@dataclass
+class OptionSupport:
+    """The evidence for one option: ``score`` (the higher the better supported), and per claim
+    the ``units`` that state it best (None: not found) and ``against``, a unit that negates it."""
+
+    score: float = 0.0
+    units: list[Optional[Unit]] = field(default_factory=list)
+    against: Optional[Unit] = None
+
+    def trace(self) -> dict:
+        """JSON-ready: score, and the chunk and text of each claim's unit."""
+        out: dict = {"support": round(self.score, 4),
+                     "evidence": [{"chunk_id": u.chunk.chunk_id, "text": u.text[:200]} if u else None
+                                  for u in self.units]}
+        if self.against is not None:
+            out["against"] = {"chunk_id": self.against.chunk.chunk_id, "text": self.against.text[:200]}
+        return out
+
+
+def _words(text: str) -> set[str]:
+    return {t for t in terms(text) if not _NUM_TOKEN.fullmatch(t)}
+
+
+def claims_of(options: dict[str, str]) -> dict[str, list[Claim]]:
+    """The claims of each option: the ``;``-separated parts of an option that has several (a
+    multi-paper option: "Big Bird; 46.63; Terraformer 45.40"), else the whole option, with
+    weights ``(n - df) / (n - 1)`` over the ``n`` options (``df``: the options that have the
+    term), numbers times ``NUMBER_WEIGHT``."""
+    whole = {lab: _words(text) | numbers(text) for lab, text in options.items()}
+    n = len(options)
+    df = Counter(t for ts in whole.values() for t in ts)
+    out: dict[str, list[Claim]] = {}
+    for lab, text in options.items():
+        parts = [p for p in re.split(r"\s*;\s*", text) if p.strip()] or [text]
+        claims = []
+        for part in parts:
+            words, nums = frozenset(_words(part)), frozenset(numbers(part))
+            weight = {t: (n - df[t]) / (n - 1) if n > 1 else 1.0 for t in words | nums}
+            weight.update({t: NUMBER_WEIGHT * weight[t] for t in nums})
+            toks = re.findall(r"[A-Za-z]+", part)
+            joined = frozenset((_stem(a.lower()), _stem(b.lower()), _stem((a + b).lower())) for a, b in zip(toks, toks[1:]))
+            claims.append(Claim(words, nums, weight, joined))
+        out[lab] = claims
+    return out
+
+
+def claim_match(claim: Claim, unit: Unit) -> tuple[float, float]:
+    """``(match, contradiction)``, each in [0, 1]: the weighted share of the claim's words and
+    numbers the unit states (a word the unit negates does not count), and the weighted share of
+    its words the unit negates ("set and not learned" against "learned per head"). The match is
+    0 when the claim has numbers no other option has and the unit states none of them (the
+    numbers it shares with other options do not tell them apart)."""
+    total = claim.total
+    if total <= 0:
+        return 0.0, 0.0
+    w = claim.weight
+    own = {t for t in claim.numbers if w[t] >= NUMBER_WEIGHT}  # numbers no other option has
     if own and not own & unit.values:
-        return 0.0  # only the numbers the option shares with others: it does not tell them apart
-    num_share = len(nums & unit.values) / len(nums) if nums else 0.0
-    word_share = len(words & (unit.value_terms | unit.terms)) / len(words) if words else 0.0
-    if nums and (len(words) <= len(nums) or not words):
-        return num_share
-    if nums:
-        return (num_share + word_share) / 2 if num_share else 0.0
-    return word_share
+        return 0.0, 0.0
+    said = (unit.value_terms | unit.terms) - unit.negated
+    found = claim.words & said
+    found |= {t for a, b, ab in claim.joined if ab in said for t in (a, b) if t in claim.words}
+    hit = sum(w[t] for t in found) + sum(w[t] for t in claim.numbers & unit.values)
+    against = sum(w[t] for t in claim.words & unit.negated)
+    return hit / total, against / total
 
 
 def choose_option(options: dict[str, str], units: Sequence[Unit],
-                  support: Support) -> tuple[Optional[str], dict[str, float], Optional[Unit]]:
-    """``(label or None, {label: support}, the winning unit)`` (module docstring)."""
-    opt_terms = {lab: terms(text) | numbers(text) for lab, text in options.items()}
-    distinctive = {lab: t - set().union(*(o for k, o in opt_terms.items() if k != lab)) for lab, t in opt_terms.items()}
-    found: dict[str, list[tuple[float, Unit]]] = {lab: [] for lab in options}
+                  support: Support) -> tuple[Optional[str], dict[str, OptionSupport]]:
+    """``(label or None, {label: OptionSupport})``.
+
+    Per claim of an option: its best unit's relevance times the claim's match there, times the
+    claim's share of that unit among the options (a unit that states every option tells none
+    apart), plus ``SECOND_PLACE`` times its best unit in another chunk that states all of it, minus the relevance of the
+    unit that contradicts it most; an option's score is the sum over its telling claims (a part
+    not found adds nothing). The
+    best-scored option wins; none wins when the best two are equal or nothing supports any."""
+    claims = claims_of(options)
+    found: dict[tuple[str, int], list[tuple[float, float, Unit]]] = {(lab, i): [] for lab in options
+                                                                     for i in range(len(claims[lab]))}
+    against: dict[tuple[str, int], tuple[float, Optional[Unit]]] = {}
     for u in units:
-        matches = {lab: option_match(text, u, distinctive[lab]) for lab, text in options.items()}
-        total = sum(matches.values())
-        if not total:
+        matches = {(lab, i): claim_match(c, u) for lab, cs in claims.items() for i, c in enumerate(cs)}
+        if not any(m or a for m, a in matches.values()):
             continue
         rel = support.relevance(u)
         if rel <= 0:
             continue
-        for lab, m in matches.items():
+        best_of = {lab: max(matches[(lab, i)][0] for i in range(len(claims[lab]))) for lab in options}
+        for (lab, i), (m, a) in matches.items():
             if m:
-                found[lab].append((rel * m * (m / total), u))
-    best: dict[str, tuple[float, Optional[Unit]]] = {}
-    for lab, hits in found.items():
-        hits.sort(key=lambda su: -su[0])
-        second = next((s for s, u in hits[1:] if u.chunk.chunk_id != hits[0][1].chunk.chunk_id), 0.0)
-        best[lab] = (hits[0][0] + SECOND_PLACE * second, hits[0][1]) if hits else (0.0, None)
-    scores = {lab: s for lab, (s, _) in best.items()}
-    ranked = sorted(options, key=lambda lab: -scores[lab])
-    if not ranked or scores[ranked[0]] <= 0 or (len(ranked) > 1 and scores[ranked[0]] == scores[ranked[1]]):
-        return None, scores, None
-    return ranked[0], scores, best[ranked[0]][1]
+                others = sum(v for k, v in best_of.items() if k != lab)
+                found[(lab, i)].append((rel * m * m / (m + others), m, u))
+            if a and rel * a > against.get((lab, i), (0.0, None))[0]:
+                against[(lab, i)] = (rel * a, u)
+    result: dict[str, OptionSupport] = {}
+    for lab, cs in claims.items():
+        sup = OptionSupport()
+        scores = []
+        for i, c in enumerate(cs):
+            hits = sorted(found[(lab, i)], key=lambda su: -su[0])
+            top, top_unit = (hits[0][0], hits[0][2]) if hits else (0.0, None)
+            # corroboration: the whole claim stated again in another chunk
+            second = next((sc for sc, m, u in hits[1:] if m >= 1.0 and top_unit is not None
+                           and u.chunk.chunk_id != top_unit.chunk.chunk_id), 0.0)
+            neg, neg_unit = against.get((lab, i), (0.0, None))
+            sup.units.append(top_unit)
+            if neg_unit is not None and (sup.against is None or neg > 0):
+                sup.against = neg_unit
+            if c.total > 0:
+                scores.append(top + SECOND_PLACE * second - neg)
+        sup.score = sum(scores)
+        result[lab] = sup
+    ranked = sorted(options, key=lambda lab: -result[lab].score)
+    if not ranked or result[ranked[0]].score <= 0 or (len(ranked) > 1 and result[ranked[0]].score == result[ranked[1]].score):
+        return None, result
+    return ranked[0], result
+
+
+_NAME = r"([A-Z][A-Za-z0-9]*(?:[-+][A-Za-z0-9]+)*)"
+_TITLE_NAME = re.compile(r"^\s*" + _NAME + r"\s*:")
+#: A coined name the abstract uses at least this many times is the paper's own.
+_COINED_TIMES = 3
+_INTRODUCED = re.compile(r"\b(?:called|named|dubbed|termed|namely|coined|we propose|we introduce|we present|"
+                         r"(?:method|model|framework|approach|system|technique|architecture),)\s+"
+                         r"(?:a |an |the )?" + _NAME + r"(?=[\s,.;:)])", re.I)
+_ACRONYM = re.compile(r"\(([A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9-]*)\)")
+_OWN_SENTENCE = re.compile(r"\b(?:we propose|we introduce|we present|dubbed|called|named|namely|our (?:method|model|approach|framework|system))\b", re.I)
+
+
+def _telling(name: str) -> bool:
+    """A coined name: an inner capital or digit ("PaSa", "OSEDiff", "TTT-E2E"), or all capitals."""
+    return bool(re.search(r"[a-z0-9][A-Z]|[0-9]|^[A-Z]{2,}", name)) or "-" in name and name[0].isupper()
+
+
+def own_names(title: str, abstract: str = "", *, frequent: bool = True) -> list[str]:
+    """The names a paper gives its own method or system: the title's prefix before a colon
+    ("PaSa: An LLM Agent ..."), a coined name after "called", "dubbed", "we propose", "method," ...,
+    a parenthesised acronym (not a plural: "LLMs") in a sentence that introduces the paper's own
+    method, and (``frequent``) the coined names the abstract uses ``_COINED_TIMES`` times or more
+    (those may be a metric or a baseline as well: "BLEU")."""
+    found = [m.group(1) for m in _TITLE_NAME.finditer(title)]
+    for sentence in re.split(r"(?<=[.!?])\s+", f"{title}. {abstract}"):
+        found += [m.group(1) for m in _INTRODUCED.finditer(sentence) if _telling(m.group(1))]
+        if _OWN_SENTENCE.search(sentence):
+            found += [m.group(1) for m in _ACRONYM.finditer(sentence) if not re.fullmatch(r"[A-Z]+s", m.group(1))]
+    coined = Counter(w for w in re.findall(r"\b[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*\b", abstract)
+                     if _telling(w) and not re.fullmatch(r"[A-Z]+s", w))
+    if frequent:
+        found += [w for w, n in coined.most_common(2) if n >= _COINED_TIMES]
+    return list(dict.fromkeys(found))

@@ -6,11 +6,13 @@ For the top ``read.papers`` candidates, every chunk is scored against the questi
             + 0.1 if the chunk is in the Retrieve pool
 
 (token overlap = share of the question's tokens that occur in the chunk; reference-list entries
-count half unless the question is about citations). Supporting papers: the best paper plus
-those whose best chunk scores at least ``support_ratio`` of the best, at most 3; evidence: the
-best chunk of each. A multiple-choice question takes the option best supported by the evidence
-(its numbers and words found in the top chunks, plus the option's cosine with the best chunk);
-a free-text answer is the line or sentence of the best chunk that overlaps the question most.
+count half unless the question is about citations). Supporting papers: as many as the question
+needs (:mod:`lit3r.read.selection`: the papers it names, the count it states, the papers a paper
+cites, else the best paper and those within ``support_ratio`` of it); evidence: the best chunk of
+each (at least ``max_evidence``). A multiple-choice question takes the option its evidence
+units state best (:mod:`lit3r.read.claims`: per-option support in the trace, no letter on a
+tie); a free-text answer is the best evidence unit (a cell, row or sentence), and its chunk is
+always cited first; the reader abstains below ``abstain_cosine``.
 This is a transparent baseline for the LLM reader of the seed paper (section 2.3).
 """
 
@@ -29,8 +31,9 @@ from graph.store import GraphStore
 from lit3r.config import ReadParams
 from lit3r.pipeline.pool import Pool
 from lit3r.read.base import ReadRequest, ReadResult
-from lit3r.read.claims import Support, Unit, choose_option, units_of
+from lit3r.read.claims import Support, Unit, choose_option, own_names, terms, units_of
 from lit3r.read.scoring import CITE_Q, NUM, NUMERIC_Q, ask_part, chunk_lines, named_objects, overlap, question_entities
+from lit3r.read.selection import names_in, select_papers
 
 
 @dataclass
@@ -51,6 +54,15 @@ class ExtractiveReader:
         self.graph = graph
         self.index = index
         self.params = params
+
+    def _names(self, paper_id: str) -> list[str]:
+        """The paper's own names, as the question would name it (no frequency-coined ones)."""
+        paper = self.graph.paper(paper_id)
+        return own_names(paper.title, paper.abstract or "", frequent=False)
+
+    def _cited(self, paper_id: str) -> list[str]:
+        """The corpus papers ``paper_id`` cites (the citation graph)."""
+        return [target for _, _, target in self.graph.cites(paper_id) if target]
 
     def score_chunks(self, question: str, qvecs: np.ndarray, candidates: Sequence[str], *,
                      pool: Optional[Pool] = None, limit: Optional[int] = None) -> ScoredChunks:
@@ -113,51 +125,69 @@ class ExtractiveReader:
         if not ranked:
             return ReadResult([], [])
         top = ranked[0][1][0]
-        chosen = [pid for pid, (s, _) in ranked if s >= self.params.support_ratio * top][:3]
-        evidence = [best[pid][1] for pid in chosen][: self.params.max_evidence]
+        chosen = select_papers(question, [(pid, s) for pid, (s, _) in ranked], self.params.support_ratio,
+                               names_of=self._names, cited_by=self._cited)
+        limit = max(self.params.max_evidence, len(chosen))  # each supporting paper with its evidence
+        evidence = [best[pid][1] for pid in chosen][:limit]
         if numeric_q and evidence[0].kind not in ("table", "figure"):
             # a value question: also cite the top paper's best-matching table or figure
             obj = next((c for _, c in read if c.paper_id == chosen[0] and c.kind in ("table", "figure")), None)
             if obj is not None:
                 evidence.insert(1, obj)
-                evidence = evidence[: self.params.max_evidence]
+                evidence = evidence[:limit]
         result = ReadResult(chosen, evidence, paper_scores={pid: s for pid, (s, _) in ranked})
         units = [u for s, c in read if c.paper_id in chosen for u in units_of(c, max(s, 0.0) / top if top > 0 else 0.0)]
-        support = Support(question, units)
-        answer_unit = None
+        papers = {pid: self.graph.paper(pid) for pid in chosen}
+        support = Support(question, units, [n for p in papers.values() for n in own_names(p.title, p.abstract or "")])
+        answer_unit, stating = None, []
         if options:
-            result.choice, result.option_scores, answer_unit = choose_option(options, units, support)
+            result.choice, per_option = choose_option(options, units, support)
+            result.option_scores = {lab: sup.score for lab, sup in per_option.items()}
+            result.option_support = {lab: sup.trace() for lab, sup in per_option.items()}
             if result.choice is None:
                 result.notes.append("no option is supported more than the others by the evidence: no letter given")
+            else:
+                stating = [u.chunk for u in per_option[result.choice].units if u is not None]
+                answer_unit = next((u for u in per_option[result.choice].units if u is not None), None)
         if answer_unit is None and units:
             answer_unit = max(units, key=lambda u: support.relevance(u) + (0.2 if numeric_q and u.values else 0.0))
         if answer_unit is not None:
             result.freeform = answer_unit.text[:400]
-            result.evidence = _cite_first(answer_unit.chunk, result.evidence, self.params.max_evidence)
-            if answer_unit.chunk.paper_id not in result.papers:
-                result.papers.insert(0, answer_unit.chunk.paper_id)
+            result.evidence = _cite_first(answer_unit.chunk, result.evidence, limit, stating,
+                                          single=len(chosen) == 1)
+            for c in reversed(result.evidence):
+                if c.paper_id not in result.papers:
+                    result.papers.insert(0, c.paper_id)
         if schema:
             result.rows = extractive_rows(question, schema, [c for _, c in read if c.paper_id in chosen][:30],
-                                          {pid: self.graph.paper(pid).title for pid in chosen}, units)
+                                          {pid: p.title for pid, p in papers.items()}, units,
+                                          {pid: self._names(pid) for pid in papers})
         result.supporting = {pid: [c.chunk_id for c in result.evidence if c.paper_id == pid] for pid in result.papers}
         return result
 
 
-def _cite_first(chunk: Chunk, evidence: list[Chunk], limit: int) -> list[Chunk]:
-    """``chunk`` first, then the rest of ``evidence`` without it, at most ``limit``; a chunk of
-    the same paper that answers nothing more (the best-scored one of that paper) is replaced."""
-    rest = [c for c in evidence if c.chunk_id != chunk.chunk_id]
-    same = [c for c in rest if c.paper_id == chunk.paper_id]
-    if same and same[0].kind not in ("table", "figure"):
-        rest.remove(same[0])
-    return [chunk, *rest][:limit]
+def _cite_first(chunk: Chunk, evidence: list[Chunk], limit: int, stating: Sequence[Chunk] = (),
+                single: bool = False) -> list[Chunk]:
+    """The evidence of an answer: ``chunk`` (the answer unit's) first, then the chunks that state
+    the chosen option's other parts (``stating``), then the rest of ``evidence``, at most
+    ``limit``, without repeats. A chunk of the answer's paper that answers nothing more (that
+    paper's best-scored chunk) is dropped; for an answer from one paper (``single``) only the
+    chunks that state the answer are kept."""
+    lead = [c for i, c in enumerate([chunk, *stating]) if all(c.chunk_id != d.chunk_id for d in [chunk, *stating][:i])]
+    rest = [c for c in evidence if all(c.chunk_id != d.chunk_id for d in lead)]
+    if single:
+        return lead[:limit]
+    answered = {c.paper_id for c in lead}
+    rest = [c for c in rest if c.paper_id not in answered or c.kind in ("table", "figure")]
+    return [*lead, *rest][:limit]
 
 
 _PAPER_COLUMN = re.compile(r"\b(paper|title|work|publication|article|study)\b", re.I)
 def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titles: dict[str, str],
-                    units: Sequence[Unit] = ()) -> list[dict]:
+                    units: Sequence[Unit] = (), own: Optional[dict[str, list[str]]] = None) -> list[dict]:
     """Table rows without an LLM: the row keys are the supporting papers' titles when the key
-    column names a paper, else the names the question lists, else each supporting paper's short
+    column names a paper (or the name the question gives the paper, when it lists the papers by
+    their ``own`` names, ``{paper_id: names}``: "TTT-E2E, In-Place TTT, TLM and FOA"), else the names the question lists, else each supporting paper's short
     name. For a named row, a number cell comes from the table cell (``units``,
     :mod:`lit3r.read.claims`) whose row key is the name, in the one table block that names most of
     the rows, and whose column label matches the column's name and the question best; otherwise
@@ -172,13 +202,20 @@ def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titl
     cells = [u for u in units if u.kind == "cell"]
     rows: list[dict] = []
     if _PAPER_COLUMN.search(key):
+        listed = question_entities(question)
         for pid, title in titles.items():
-            row: dict[str, object] = {key: title}
+            label = next((e for e in listed if any(names_in(e, [n]) for n in (own or {}).get(pid, []))), title)
+            row: dict[str, object] = {key: label}
             best = [ln for ln, p in lines if p == pid]
             for col in others:
-                found = _cell(_best_line(best, col["name"]), col)
-                if found is None:  # a paper's figure is usually stated in its text; else its tables
-                    found = _table_cell(question, col, [u for u in cells if u.chunk.paper_id == pid])
+                mine = [u for u in cells if u.chunk.paper_id == pid]
+                # a table cell under a header that names the column; else the paper's best line; else
+                # its best table cell
+                found = _table_cell(question, col, [u for u in mine if _labelled(u, col, others)])
+                if found is None:
+                    found = _cell_near(_best_line(best, col["name"]), col, others)
+                if found is None:
+                    found = _table_cell(question, col, mine)
                 row[col["name"]] = found
             rows.append(row)
         return rows
@@ -235,9 +272,55 @@ def _table_cell(question: str, col: dict, cells: Sequence[Unit]) -> Optional[obj
     return None
 
 
+def _labelled(unit: Unit, col: dict, columns: Sequence[dict]) -> bool:
+    """The cell's row, column and caption hold the words of ``col``'s name that the other
+    ``columns`` lack ("GSM8K (%)" -> a cell under a "GSM8K" header)."""
+    shared = {t for c in columns if c is not col for t in terms(c["name"])}
+    own = {t for t in terms(col["name"]) if not NUM.fullmatch(t)} - shared
+    return bool(own) and own <= unit.terms | unit.context
+
+
+def _cell_near(line: str, col: dict, columns: Sequence[dict]) -> object:
+    """A cell of ``col`` read from a line of text. For a number column whose name has a word the
+    other number ``columns`` lack (LUAD / LUSC), the numbers near those words are paired with the
+    columns in the order both appear ("507 slides ... (LUAD) and 486 ... (LUSC)": LUAD -> 507),
+    or when they do not pair up, the number nearest to the column's word; else :func:`_cell`."""
+    numeric = [c for c in columns if c.get("type") == "number"]
+    if col.get("type") != "number" or not line or col not in numeric:
+        return _cell(line, col)
+    spots = {c["name"]: _spots(line, c, numeric) for c in numeric}
+    if not spots[col["name"]]:
+        return _cell(line, col)
+    near = [m for m in _VALUE.finditer(line) if ("." in m.group(0) or not 1900 <= int(m.group(0)) <= 2100)
+            and any(abs(m.start() - p) <= _NEAR_CHARS for ps in spots.values() for p in ps)]
+    placed = sorted((ps[0], name) for name, ps in spots.items() if ps)
+    if near and len(near) == len(placed):
+        num = near[[name for _, name in placed].index(col["name"])].group(0)
+    elif near:
+        num = min(near, key=lambda m: min(abs(m.start() - p) for p in spots[col["name"]])).group(0)
+    else:
+        return None
+    return float(num) if "." in num else int(num)
+
+
+#: Numbers this many characters from a column's word belong to it (``_cell_near``).
+_NEAR_CHARS = 60
+
+
+def _spots(line: str, col: dict, columns: Sequence[dict]) -> list[int]:
+    """Where the words of ``col``'s name that no other column shares occur in ``line``."""
+    shared = {t for c in columns if c is not col for t in tokenize(c["name"])}
+    own = [t for t in tokenize(col["name"]) if t not in shared]
+    return sorted(m.start() for t in own for m in re.finditer(rf"(?<![\w-]){re.escape(t)}(?![\w-])", line, re.I))
+
+
+#: A number standing on its own (not the "8" of "GSM8K" or the "7" of "7B").
+_VALUE = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?(?![A-Za-z0-9_]|\.\d)")
+
+
 def _cell(text: str, col: dict) -> object:
     if col.get("type") == "number":
-        for m in NUM.finditer(text):
+        for m in _VALUE.finditer(text):
             num = m.group(0)
             if "." not in num and 1900 <= int(num) <= 2100:
                 continue  # a year ("Gu et al., 2023"), not a result

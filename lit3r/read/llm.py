@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal, Optional, Sequence, Union
@@ -31,10 +32,12 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from graph.records import Chunk
 from lit3r.config import ReadParams
 from lit3r.errors import LLMError
-from lit3r.llm.client import StructuredLLM
+from lit3r.llm.client import StructuredLLM, in_context
+from lit3r.llm.labels import Resolver
 from lit3r.prompts import render
 from lit3r.read.base import ReadRequest, ReadResult
 from lit3r.read.extractive import ExtractiveReader
+from lit3r.read.grounding import ungrounded
 
 
 class Fact(BaseModel):
@@ -136,8 +139,16 @@ class LLMReader:
                 per_paper[c.paper_id].append(c)
         notes: list[str] = []
         workers = self.params.concurrency if getattr(self.llm.chat, "concurrent", True) else 1
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as ex:
-            readings = list(ex.map(lambda pid: self._read_paper(question, pid, per_paper[pid]), read_ids))
+
+        def one(pid: str) -> tuple[PaperReading, Optional[str]]:
+            reading = self._read_paper(question, pid, per_paper[pid])
+            bar.update()
+            return reading
+
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as ex, \
+                request.progress.bar("reading papers", len(read_ids), "paper") as bar:
+            # each reading in a copy of this question's context: its LLM usage counts for it
+            readings = [f.result() for f in [ex.submit(in_context(one), pid) for pid in read_ids]]
         relevant: list[tuple[str, list[Chunk], list[Fact]]] = []
         for pid, (reading, error) in zip(read_ids, readings):
             if error:
@@ -154,13 +165,17 @@ class LLMReader:
         relevant = relevant[: self.params.synth_papers]
         result = ReadResult(fallback.papers, fallback.evidence, fallback.freeform, fallback.choice,
                             paper_scores=fallback.paper_scores, option_scores=fallback.option_scores,
+                            option_support=fallback.option_support,
                             rows=fallback.rows, reader="llm", notes=notes)
         result.supporting = {pid: [c.chunk_id for c in sup] for pid, sup, _ in relevant}
+        t = time.perf_counter()
         try:
             self._synthesize(question, relevant, options, schema, answer_types, result)
         except LLMError as exc:
             result.reader = "llm stage 1 + extractive"
             notes.append(f"stage 2: {exc}; the extractive answer is kept")
+        request.progress.line(f"synthesis from {len(relevant)} relevant paper(s) of {len(read_ids)} read "
+                              f"({time.perf_counter() - t:.0f} s)")
         return result
 
     def _ask(self, text: str, chunks: Sequence[Chunk], model: type[BaseModel]):
@@ -198,7 +213,9 @@ class LLMReader:
         text = render("synthesize", question=question, evidence="\n\n".join(blocks), **_answer_spec(types, options, schema))
         out = self._ask(text, list(labels.values()), synthesis_model(types, list(options or {}), schema))
         self._apply_support(out, labels, relevant, result)
+        extractive = (result.freeform, result.choice)
         _apply_answers(out, types, result)
+        _check_grounding(out, options, result, extractive)
         result.facts = [{"paper_id": pid, **f.model_dump()} for pid, _, facts in relevant for f in facts]
         if getattr(out, "calculation", ""):
             result.notes.append(f"stage 2 calculation: {out.calculation}")
@@ -225,10 +242,12 @@ class LLMReader:
                        result: ReadResult) -> None:
         """The reply's supporting papers and evidence labels -> ``result.papers`` / ``evidence``
         (only known papers and labels; the first relevant paper when it names none)."""
-        evidence = [labels[e] for e in dict.fromkeys(out.evidence) if e in labels]
-        known = {pid for pid, _, _ in relevant}
-        papers = [p for p in dict.fromkeys(out.papers) if p in known]
-        papers += [c.paper_id for c in evidence if c.paper_id not in papers]
+        label_of = Resolver(list(labels))
+        evidence = [labels[e] for e in label_of.resolve_all(out.evidence)]
+        paper_of = Resolver([pid for pid, _, _ in relevant])
+        papers = paper_of.resolve_all(out.papers)
+        result.notes += [f"stage 2: {n}" for n in label_of.notes + paper_of.notes]
+        papers = list(dict.fromkeys(papers + [c.paper_id for c in evidence]))  # de-duplicated before the cap
         if not papers:
             papers = [relevant[0][0]]
             result.notes.append("stage 2 named no supporting paper: the first relevant paper is kept")
@@ -254,6 +273,27 @@ def _answer_spec(types: Sequence[str], options: Optional[dict[str, str]], schema
         fields.append('- "rows": the answer table, one object per row with exactly the columns above;')
     return {"options": f"Options:{opts}\n" if opts else "", "schema": f"Answer table columns: {cols}\n" if cols else "",
             "fields": "\n".join(fields)}
+
+
+def _check_grounding(out: Any, options: Optional[dict[str, str]], result: ReadResult,
+                     extractive: tuple[Optional[str], Optional[str]]) -> None:
+    """A free-text answer or chosen option that states a number neither in the cited evidence
+    nor computed from it by the stated calculation (:mod:`lit3r.read.grounding`) is flagged in
+    the notes and replaced by the extractive answer."""
+    texts = [c.text for c in result.evidence]
+    calculation = getattr(out, "calculation", "") or ""
+    if result.freeform and result.freeform != extractive[0]:
+        missing = ungrounded(result.freeform, calculation, texts)
+        if missing:
+            result.notes.append(f"stage 2 answer states {', '.join(missing)}, which the cited evidence does not: "
+                                "the extractive answer is used")
+            result.freeform = extractive[0]
+    if options and result.choice and result.choice != extractive[1] and result.choice in options:
+        missing = ungrounded(options[result.choice], calculation, texts)
+        if missing:
+            result.notes.append(f"stage 2 chose {result.choice}, whose {', '.join(missing)} the cited evidence does "
+                                "not state: the extractive choice is used")
+            result.choice = extractive[1]
 
 
 def _apply_answers(out: Any, types: Sequence[str], result: ReadResult) -> None:

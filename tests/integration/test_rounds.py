@@ -90,3 +90,52 @@ def test_venue_year_tag():
     assert venue_year("In the ACL 2020 paper on S2ORC, ...") == "[ACL 2020]"
     assert venue_year("a NeurIPS 2024 paper") == "[NeurIPS 2024]"
     assert venue_year("no venue here 2020") is None
+
+
+class ReaderScript(ScriptedLLM):
+    """Retrieve's prompts from scripts; stage 1 finds every paper relevant; stage 2 replies
+    ``synthesis``."""
+
+    def __init__(self, synthesis):
+        super().__init__([{"subqueries": []}], [{"evidence_papers": [], "sufficient": True, "missing": ""}])
+        self.synthesis = synthesis
+
+    def chat(self, messages, schema, max_tokens, temperature):
+        text = messages[-1]["content"]
+        if "[P1]" in text:
+            return Reply(json.dumps({"relevant": True, "sufficient": True, "supporting": ["P1"], "facts": []}), 50, 10)
+        if "[E1]" in text:
+            return Reply(json.dumps(self.synthesis), 80, 30)
+        return super().chat(messages, schema, max_tokens, temperature)
+
+
+def test_an_ungrounded_number_falls_back_to_the_extractive_answer(base):
+    """Issue 13, item 7: the prompt's worked example copied as the answer ("31.4 - 29.9 = 1.5")
+    is in no cited evidence: flagged, and the extractive answer is used; a grounded one stays."""
+    settings = base.settings.model_copy(update={"read": base.settings.read.model_copy(update={"llm_papers": 2})})
+    question = "What BLEU score does the big Transformer reach on WMT 2014 English-to-German?"
+    copied = {"papers": ["1706.03762"], "evidence": ["E1"], "calculation": "31.4 - 29.9 = 1.5", "answer": "1.5 BLEU"}
+    engine = Engine(settings, encoder=base.encoder.encoder, llm=StructuredLLM(ReaderScript(copied), backoff=0))
+    res = engine.ask(question)
+    assert res.read.reader == "llm" and res.read.freeform != "1.5 BLEU"
+    assert any("states 1.5, which the cited evidence does not" in n for n in res.read.notes)
+    grounded = {"papers": ["1706.03762"], "evidence": ["E1"], "calculation": "", "answer": "28.4 BLEU"}
+    engine = Engine(settings, encoder=base.encoder.encoder, llm=StructuredLLM(ReaderScript(grounded), backoff=0))
+    res = engine.ask(question)
+    cited = " ".join(c.text for c in res.read.evidence)
+    assert ("28.4" in cited) == (res.read.freeform == "28.4 BLEU")
+    assert res.usage.calls >= 3 and res.usage.prompt_tokens > 0  # this question's calls only
+
+
+def test_stage2_labels_in_brackets_and_duplicate_papers_keep_the_evidence_cap(base):
+    """Issue 14, items 3-4, replayed: "[E1]" labels, a whole paper header and a paper named twice
+    are resolved, and the evidence cap is counted after de-duplication."""
+    settings = base.settings.model_copy(update={"read": base.settings.read.model_copy(update={"llm_papers": 3})})
+    reply = {"papers": ["[1706.03762] Attention Is All You Need (NeurIPS 2017)", "1706.03762", "[1706.03762]"],
+             "evidence": ["[E1]", "E2", "[E3]", "E1", "E9"], "calculation": "", "answer": "self-attention"}
+    engine = Engine(settings, encoder=base.encoder.encoder, llm=StructuredLLM(ReaderScript(reply), backoff=0))
+    res = engine.ask("What BLEU score does the big Transformer reach on WMT 2014 English-to-German?")
+    assert res.read.reader == "llm"
+    assert "1706.03762" in res.read.papers and len(res.read.papers) == len(set(res.read.papers))
+    assert len(res.read.evidence) <= max(settings.read.max_evidence, len(res.read.papers))
+    assert any("'E9' is not one of the listed ids" in n for n in res.read.notes)

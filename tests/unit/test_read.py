@@ -56,3 +56,83 @@ def test_user_message_attaches_crops_of_figures_and_tables(tmp_path):
     assert msg["content"][0] == {"type": "text", "text": "read this"}
     assert msg["content"][1]["image_url"]["url"].startswith("data:image/png;base64,iVBORw0KGgo")
     assert user_message("read this", [text, fig], None, 4) == {"role": "user", "content": "read this"}
+
+
+# ----------------------------------------------------------------------------- options by evidence (issue 13)
+
+import re  # noqa: E402
+
+from lit3r.read import claims  # noqa: E402
+
+
+def _units(*texts: str, paper: str = "p") -> list:
+    out = []
+    for k, text in enumerate(texts):
+        kind = "table" if "|" in text else "text"
+        ref = re.match(r"\[(\d+)\]", text)
+        chunk = Chunk(chunk_id=f"{paper}::c{k:04d}", paper_id=paper, kind=kind, page=k + 1, seq=k, text=text,
+                      object_id="Table 1" if kind == "table" else f"Citation {ref.group(1)}" if ref else None)
+        out += claims.units_of(chunk)
+    return out
+
+
+def test_a_unit_that_negates_an_option_counts_against_it():
+    """ALiBi's wording (2108.12409): "not learned" contradicts "learned per head"; the question's
+    "non-learned" agrees with it instead of penalising it."""
+    question = ("A positional method adds a fixed, non-learned penalty proportional to the query-key distance, "
+                "scaled by a head-specific slope m. How are the slopes chosen for a model with 8 heads?")
+    units = _units("m is a head-specific scalar that is set and not learned throughout training.",
+                   "For our models with 8 heads, the slopes that we used are the geometric sequence: 1/2^1, 1/2^2, "
+                   "..., 1/2^8.")
+    options = {"A": "A geometric sequence (1/2, 1/4, ..., 1/256 for 8 heads)", "B": "Learned per head during training"}
+    label, per_option = claims.choose_option(options, units, claims.Support(question, units))
+    assert label == "A"
+    assert per_option["B"].against is not None and "not learned" in per_option["B"].against.text
+    assert per_option["B"].score < 0 < per_option["A"].score
+    assert claims.negated_terms("a fixed, non-learned penalty") == {"learn"}
+
+
+def test_a_multi_part_option_is_supported_part_by_part_across_papers():
+    """A multi-paper option ("X; value; value") has each part found in its own paper."""
+    question = "Which paper is [45], what ROUGE-1 does it report on arXiv, and what does the Terraformer get?"
+    units = (_units("[45] Manzil Zaheer et al. Big bird: Transformers for longer sequences.", paper="a")
+             + _units("Table 4: arXiv summarization\nModel | R-1\nBigBird-Pegasus | 46.63\nBigBird-RoBERTa | 41.22",
+                      paper="b")
+             + _units("Table 5: arXiv summarization\nModel | R-1\nTerraformer | 45.40", paper="c"))
+    options = {"A": "Big Bird; 46.63; Terraformer 45.40 (lower)", "B": "Longformer; 46.63; Terraformer 45.40",
+               "C": "Pegasus; 44.21; Terraformer 45.40 (higher)"}
+    label, per_option = claims.choose_option(options, units, claims.Support(question, units))
+    assert label == "A"
+    found = per_option["A"].units
+    assert [u.chunk.paper_id if u else None for u in found][:2] == ["a", "b"]
+    assert per_option["A"].trace()["evidence"][1] == {"chunk_id": "b::c0000", "text": "BigBird-Pegasus, R-1: 46.63"}
+
+
+def test_no_letter_when_the_options_tie():
+    units = _units("Table 1: Results\nModel | Acc\nOurs | 80.5\nBase | 70.1")
+    label, per_option = claims.choose_option({"A": "Ours", "B": "Base"}, units,
+                                             claims.Support("Which model is listed?", units))
+    assert label is None and per_option["A"].score == per_option["B"].score
+
+
+def test_own_names_of_a_paper():
+    assert claims.own_names("PaSa: An LLM Agent for Comprehensive Academic Paper Search") == ["PaSa"]
+    abstract = ("To enhance reasoning of Large Language Models (LLMs), we introduce a simple, yet general and effective "
+                "prompting method, RE2, i.e., Re-Reading the question as input. RE2 shifts the focus to the input. "
+                "RE2 is compatible with most prompting methods.")
+    assert claims.own_names("Re-Reading Improves Reasoning in Large Language Models", abstract) == ["RE2"]
+    assert claims.own_names("Attention Is All You Need", "We propose a new simple network architecture.") == []
+
+
+def test_numbers_in_a_sentence_pair_with_the_columns_in_order():
+    """Two papers state the same dataset's split differently (DTC-WSI and FOCUS wording)."""
+    from lit3r.read.extractive import _cell_near
+
+    cols = [{"name": "Paper", "type": "string", "is_row_key": True},
+            {"name": "LUAD slides", "type": "number"}, {"name": "LUSC slides", "type": "number"}]
+    dtc = ("TCGA-NSCLC (2018) has 993 WSIs, with 507 slides corresponding to lung adenocarcinoma (LUAD) and 486 to "
+           "lung squamous cell carcinoma (LUSC).")
+    focus = "two lung cancer subtypes: lung adenocarcinoma (LUAD, 541 slides) and lung squamous cell carcinoma (LUSC, 512 slides)."
+    assert [_cell_near(dtc, c, cols[1:]) for c in cols[1:]] == [507, 486]
+    assert [_cell_near(focus, c, cols[1:]) for c in cols[1:]] == [541, 512]
+    assert _cell_near("no numbers about LUAD here", cols[1], cols[1:]) is None
