@@ -27,6 +27,7 @@ from ingest.metadata import VENUE_PATTERN
 from lit3r.config import RetrieveParams
 from lit3r.errors import LLMError
 from lit3r.llm.client import StructuredLLM
+from lit3r.llm.labels import Resolver
 from lit3r.pipeline.pool import Pool
 from lit3r.pipeline.subquery import SubquerySearch, SubqueryTrace
 from lit3r.prompts import render
@@ -190,12 +191,15 @@ class Retrieve:
 
     def _verify(self, question: str, pool: Pool, rt: RoundTrace) -> Optional[Verdict]:
         """The verifier's report on the top pool papers (2 best chunks each, cut to 1,800 chars),
-        with its evidence papers reduced to known ids; None without an LLM or when it fails."""
+        with its evidence papers resolved to the listed ids (:class:`lit3r.llm.labels.Resolver`:
+        brackets, whole headers and near misses; the rest dropped and noted); None without an LLM
+        or when it fails."""
         if self.llm is None:
             return None
         p, graph = self.params, self.graph
         blocks = []
-        for pid, _ in pool.ranking_a()[: p.verify_papers]:
+        listed = [pid for pid, _ in pool.ranking_a()[: p.verify_papers]]
+        for pid in listed:
             paper = graph.paper(pid)
             venue = " ".join(str(x) for x in (paper.venue, paper.year) if x)
             lines = [f"[{pid}] {paper.title}" + (f" ({venue})" if venue else "")]
@@ -211,6 +215,7 @@ class Retrieve:
             rt.errors.append(f"verification: {exc}")
             return None
         rt.verdict = verdict.model_dump()
-        known = graph.has_papers(verdict.evidence_papers)
-        verdict.evidence_papers = [pid for pid in verdict.evidence_papers if pid in known]
+        ids = Resolver(listed)  # "[2006.16236]", a whole header, a near miss -> the listed id
+        verdict.evidence_papers = ids.resolve_all(verdict.evidence_papers)
+        rt.errors += [f"verification: {n}" for n in ids.notes]
         return verdict

@@ -139,3 +139,13 @@ def test_stage2_labels_in_brackets_and_duplicate_papers_keep_the_evidence_cap(ba
     assert "1706.03762" in res.read.papers and len(res.read.papers) == len(set(res.read.papers))
     assert len(res.read.evidence) <= max(settings.read.max_evidence, len(res.read.papers))
     assert any("'E9' is not one of the listed ids" in n for n in res.read.notes)
+
+
+def test_verifier_ids_in_brackets_or_whole_headers_are_resolved(base):
+    """Issue 14, item 3, replayed: the verifier copies the prompt's "[id] title" headers."""
+    chat = ScriptedLLM([{"subqueries": []}],
+                       [{"evidence_papers": ["[2007.14062] Big Bird: Transformers for Longer Sequences (NeurIPS 2020)",
+                                             "9999.99999"], "sufficient": True, "missing": ""}])
+    res = _engine(base, chat).ask(Q, answer=False)
+    assert res.relate.seeds[0] == "2007.14062" and "9999.99999" not in res.relate.seeds
+    assert any("'9999.99999' is not one of the listed ids" in e for e in res.rounds[0].errors)
