@@ -21,6 +21,7 @@ field, and are recorded in ``ReadResult.notes``.
 from __future__ import annotations
 
 import base64
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -215,6 +216,9 @@ class LLMReader:
         self._apply_support(out, labels, relevant, result)
         extractive = (result.freeform, result.choice)
         _apply_answers(out, types, result)
+        if "table" in types and out.rows:
+            titles = {pid: self.graph.paper(pid).title for pid, _, _ in relevant}
+            result.rows = clean_rows(result.rows or [], titles, result.notes)
         _check_grounding(out, options, result, extractive)
         result.facts = [{"paper_id": pid, **f.model_dump()} for pid, _, facts in relevant for f in facts]
         if getattr(out, "calculation", ""):
@@ -294,6 +298,31 @@ def _check_grounding(out: Any, options: Optional[dict[str, str]], result: ReadRe
             result.notes.append(f"stage 2 chose {result.choice}, whose {', '.join(missing)} the cited evidence does "
                                 "not state: the extractive choice is used")
             result.choice = extractive[1]
+
+
+_LABEL_VALUE = re.compile(r"^\s*\[?\s*[PE]\d{1,3}\s*\]?\s*$")
+
+
+def clean_rows(rows: list[dict], titles: dict[str, str], notes: list[str]) -> list[dict]:
+    """Table rows without prompt machinery as values (issue 14, item 9): a cell that is a
+    passage label ("P2", "[E1]") is emptied, and one that is a read paper's id ("2401.06104",
+    "[2401.06104]") becomes its title; each change is noted once."""
+    ids = {pid.lower(): title for pid, title in titles.items()}
+    changed = set()
+    out = []
+    for row in rows:
+        clean = {}
+        for col, value in row.items():
+            if isinstance(value, str) and _LABEL_VALUE.match(value):
+                changed.add("passage labels emptied")
+                value = None
+            elif isinstance(value, str) and value.strip().strip("[]").lower() in ids:
+                changed.add("paper ids replaced by titles")
+                value = ids[value.strip().strip("[]").lower()]
+            clean[col] = value
+        out.append(clean)
+    notes += [f"stage 2 table: {c}" for c in sorted(changed)]
+    return out
 
 
 def _apply_answers(out: Any, types: Sequence[str], result: ReadResult) -> None:

@@ -136,3 +136,15 @@ def test_numbers_in_a_sentence_pair_with_the_columns_in_order():
     assert [_cell_near(dtc, c, cols[1:]) for c in cols[1:]] == [507, 486]
     assert [_cell_near(focus, c, cols[1:]) for c in cols[1:]] == [541, 512]
     assert _cell_near("no numbers about LUAD here", cols[1], cols[1:]) is None
+
+
+def test_llm_table_rows_lose_prompt_labels_and_ids():
+    """Issue 14, item 9, replayed: {"Paper": "2401.06104", "Feature map phi": "P2"}."""
+    from lit3r.read.llm import clean_rows
+
+    notes: list[str] = []
+    rows = clean_rows([{"Paper": "2401.06104", "Feature map phi": "P2"}, {"Paper": "[2006.16236]", "Feature map phi": "elu(x)+1"}],
+                      {"2401.06104": "Transformers are Multi-State RNNs", "2006.16236": "Transformers are RNNs"}, notes)
+    assert rows == [{"Paper": "Transformers are Multi-State RNNs", "Feature map phi": None},
+                    {"Paper": "Transformers are RNNs", "Feature map phi": "elu(x)+1"}]
+    assert notes == ["stage 2 table: paper ids replaced by titles", "stage 2 table: passage labels emptied"]
