@@ -67,7 +67,8 @@ def synthesis_model(answer_types: Sequence[str], labels: Sequence[str] = (),
     """The stage-2 reply model for one question: ``papers``, ``evidence``, a ``calculation``
     (values used, arithmetic or comparison; generated before the answer) and only the requested
     answer fields (``answer`` text; ``choice`` constrained to ``labels``; ``rows`` with one
-    typed field per schema column, named exactly as the column)."""
+    typed field per schema column, named exactly as the column). Every property is listed as
+    required, in this order, so that every backend generates the calculation before the answer."""
     fields: dict[str, Any] = {"papers": (list[str], Field(default_factory=list, max_length=10)),
                               "evidence": (list[str], Field(default_factory=list, max_length=10))}
     if "freeform" in answer_types or "multiple_choice" in answer_types:
@@ -81,7 +82,14 @@ def synthesis_model(answer_types: Sequence[str], labels: Sequence[str] = (),
                 for i, c in enumerate(schema)}
         row: Any = create_model("Row", __config__=ConfigDict(populate_by_name=True), **cols)  # type: ignore[call-overload]
         fields["rows"] = (list[row], Field(default_factory=list, max_length=30))
-    return create_model("Synthesis", **fields)
+    # every property required, in this order: a grammar-constrained backend (llama.cpp) writes the
+    # required ones first, so the calculation must be required to come before the choice (issue 14,
+    # item 5); validation still takes the defaults when a field is missing
+    return create_model("Synthesis", __config__=ConfigDict(json_schema_extra=_all_required), **fields)
+
+
+def _all_required(schema: dict[str, Any]) -> None:
+    schema["required"] = list(schema.get("properties", {}))
 
 
 def image_part(path: Path) -> dict:

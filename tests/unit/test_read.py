@@ -36,6 +36,7 @@ def test_synthesis_model_asks_only_for_the_requested_answers():
     model = synthesis_model(["multiple_choice", "table"], ["A", "B", "C", "D"], schema)
     js = model.model_json_schema()
     assert list(js["properties"]) == ["papers", "evidence", "calculation", "choice", "rows"]  # work before answer
+    assert js["required"] == list(js["properties"])  # grammar backends write required fields first (issue 14, item 5)
     out = model.model_validate_json('{"papers": ["p"], "evidence": ["E1"], "choice": "B", '
                                     '"rows": [{"Method": "TCM", "2-step FID": 2.05}]}')
     assert out.rows[0].model_dump(by_alias=True) == {"Method": "TCM", "2-step FID": 2.05}
