@@ -66,10 +66,6 @@ class Usage:
         for k in self.__dataclass_fields__:
             setattr(self, k, getattr(self, k) + getattr(other, k))
 
-    def since(self, before: "Usage") -> "Usage":
-        """What was used after the snapshot ``before`` (a copy taken with ``Usage(**vars(u))``)."""
-        return Usage(**{k: getattr(self, k) - getattr(before, k) for k in self.__dataclass_fields__})
-
 
 #: The usage of the question being answered in this context (None: none is tracked).
 _QUESTION_USAGE: contextvars.ContextVar[Optional[Usage]] = contextvars.ContextVar("lit3r_question_usage", default=None)

@@ -173,7 +173,10 @@ def _cite_first(chunk: Chunk, evidence: list[Chunk], limit: int, stating: Sequen
     ``limit``, without repeats. A chunk of the answer's paper that answers nothing more (that
     paper's best-scored chunk) is dropped; for an answer from one paper (``single``) only the
     chunks that state the answer are kept."""
-    lead = [c for i, c in enumerate([chunk, *stating]) if all(c.chunk_id != d.chunk_id for d in [chunk, *stating][:i])]
+    first: dict[str, Chunk] = {}
+    for c in [chunk, *stating]:
+        first.setdefault(c.chunk_id, c)
+    lead = list(first.values())
     rest = [c for c in evidence if all(c.chunk_id != d.chunk_id for d in lead)]
     if single:
         return lead[:limit]
