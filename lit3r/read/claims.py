@@ -37,7 +37,7 @@ from typing import Iterable, Optional, Sequence
 
 from graph.records import Chunk
 from graph.search.tokenize import tokenize
-from lit3r.read.scoring import NUM, ask_part, chunk_lines
+from lit3r.read.scoring import NUM, NUMERIC_Q, ask_part, chunk_lines
 from lit3r.read.tables import parse_table
 
 _PARTS = re.compile(r"[a-z]+|[0-9]+(?:\.[0-9]+)?[a-z]*")
@@ -49,6 +49,15 @@ _CAPITAL_RUN = re.compile(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
 CHUNK_PRIOR = 0.05
 #: Weight of an option's best unit in another chunk (support found in two places counts more).
 SECOND_PLACE = 0.5
+#: Units stating a claim within this share of the best one's relevance are near ties: the
+#: earliest table among them states it (a result is reported first in the main results; ablation
+#: and appendix tables repeat it).
+NEAR_TIE = 0.85
+#: For a value question, a sentence of a summary section (abstract, introduction, conclusion)
+#: counts this share of its relevance: the section that reports a figure is cited, not the
+#: summary that repeats it.
+SUMMARY_SHARE = 0.75
+_SUMMARY = re.compile(r"\b(?:abstract|introduction|conclusions?|concluding remarks|summary)\b", re.I)
 
 
 @functools.lru_cache(maxsize=1)
@@ -74,9 +83,14 @@ def terms(text: str) -> set[str]:
     return out
 
 
+#: A number as written, not the digits of a name ("T5", "GSM8K", "RE2"): no letter just before it.
+_NUMBER = re.compile(r"(?<![A-Za-z0-9.])" + NUM.pattern)
+
+
 def numbers(text: str) -> set[str]:
-    """The numbers of a text as written ("80.59", "8.5"); thousands separators dropped."""
-    return set(NUM.findall(text.replace(",", "")))
+    """The numbers of a text as written ("80.59", "8.5", the "65" of "65B"); thousands
+    separators dropped; digits inside a name ("FLAN-T5", "GSM8K") are not numbers."""
+    return set(_NUMBER.findall(text.replace(",", "")))
 
 
 @dataclass(frozen=True)
@@ -184,6 +198,7 @@ class Support:
 
     def __init__(self, question: str, units: Sequence[Unit], names: Iterable[str] = ()) -> None:
         q0 = Query.of(question)
+        self.numeric = bool(NUMERIC_Q.search(ask_part(question)))
         self.query = Query(q0.terms | {t for name in names for t in terms(name)}, q0.negated, q0.asked)
         df = Counter(t for u in units for t in u.terms | u.context)
         n = max(len(units), 1)
@@ -200,7 +215,14 @@ class Support:
         hit += sum(w[t] for t in q.negated & unit.negated)  # "non-learned" meets "not learned"
         hit += sum(w[t] for t in (q.terms & unit.values) - unit.terms)  # "listed at 0.96 bpb"
         neg = sum(w[t] for t in q.negated & (unit.terms | unit.context) - unit.negated)
-        return (hit - neg) / self.total + CHUNK_PRIOR * unit.prior
+        share = SUMMARY_SHARE if self.numeric and unit.kind == "line" and _summary(unit.chunk) else 1.0
+        return share * (hit - neg) / self.total + CHUNK_PRIOR * unit.prior
+
+
+def _summary(chunk: Chunk) -> bool:
+    """The chunk is a summary: the title and abstract, or a section named abstract, introduction,
+    conclusion or summary."""
+    return chunk.kind == "title_abstract" or bool(_SUMMARY.search(chunk.section or ""))
 
 
 
@@ -229,11 +251,13 @@ class Claim:
 @dataclass
 class OptionSupport:
     """The evidence for one option: ``score`` (the higher the better supported), and per claim
-    the ``units`` that state it best (None: not found) and ``against``, a unit that negates it."""
+    the ``units`` that state it best (None: not found), ``against``, a unit that negates it, and
+    ``also``: per other paper, its best unit that states a whole claim again (the corroboration)."""
 
     score: float = 0.0
     units: list[Optional[Unit]] = field(default_factory=list)
     against: Optional[Unit] = None
+    also: list[Unit] = field(default_factory=list)
 
     def trace(self) -> dict:
         """JSON-ready: score, and the chunk and text of each claim's unit."""
@@ -327,10 +351,16 @@ def choose_option(options: dict[str, str], units: Sequence[Unit],
         scores = []
         for i, c in enumerate(cs):
             hits = sorted(found[(lab, i)], key=lambda su: -su[0])
-            top, top_unit = (hits[0][0], hits[0][2]) if hits else (0.0, None)
+            top, top_unit = (hits[0][0], _first_statement(hits)) if hits else (0.0, None)
             # corroboration: the whole claim stated again in another chunk
-            second = next((sc for sc, m, u in hits[1:] if m >= 1.0 and top_unit is not None
-                           and u.chunk.chunk_id != top_unit.chunk.chunk_id), 0.0)
+            again = [(sc, u) for sc, m, u in hits if m >= 1.0 and top_unit is not None
+                     and u.chunk.chunk_id != top_unit.chunk.chunk_id]
+            second = again[0][0] if again else 0.0
+            seen = {top_unit.chunk.paper_id} if top_unit is not None else set()
+            for _, u in again:  # the best whole statement of each other paper
+                if u.chunk.paper_id not in seen:
+                    seen.add(u.chunk.paper_id)
+                    sup.also.append(u)
             neg, neg_unit = against.get((lab, i), (0.0, None))
             sup.units.append(top_unit)
             if neg_unit is not None and (sup.against is None or neg > 0):
@@ -343,6 +373,19 @@ def choose_option(options: dict[str, str], units: Sequence[Unit],
     if not ranked or result[ranked[0]].score <= 0 or (len(ranked) > 1 and result[ranked[0]].score == result[ranked[1]].score):
         return None, result
     return ranked[0], result
+
+
+def _first_statement(hits: Sequence[tuple[float, float, Unit]]) -> Unit:
+    """The unit that states a claim, from ``hits`` ``[(score, match, unit)]`` best first: the
+    best, unless a table of the same paper that states as much of the claim scores within
+    ``NEAR_TIE`` of it on an earlier page (the main results table over the ablation or
+    appendix table that repeats the figure)."""
+    score, match, unit = hits[0]
+    if unit.kind not in ("cell", "row", "column"):
+        return unit
+    ties = [(u.chunk.page, rank, u) for rank, (s, m, u) in enumerate(hits) if s >= NEAR_TIE * score
+            and m >= match and u.kind == unit.kind and u.chunk.paper_id == unit.chunk.paper_id]
+    return min(ties, key=lambda t: t[:2])[2]
 
 
 _NAME = r"([A-Z][A-Za-z0-9]*(?:[-+][A-Za-z0-9]+)*)"

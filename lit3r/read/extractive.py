@@ -19,6 +19,7 @@ This is a transparent baseline for the LLM reader of the seed paper (section 2.3
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -147,7 +148,14 @@ class ExtractiveReader:
             if result.choice is None:
                 result.notes.append("no option is supported more than the others by the evidence: no letter given")
             else:
-                stating = [u.chunk for u in per_option[result.choice].units if u is not None]
+                won = per_option[result.choice]
+                stating = [u.chunk for u in won.units if u is not None]
+                # a claim stated again by another supporting paper: that paper's statement is its evidence
+                # (a sentence does not displace a paper's best chunk when that is a table or figure)
+                objects = {c.paper_id for c in result.evidence if c.kind in ("table", "figure")}
+                stating += [u.chunk for u in won.also if u.chunk.paper_id in chosen
+                            and all(c.paper_id != u.chunk.paper_id for c in stating)
+                            and (u.kind != "line" or u.chunk.paper_id not in objects)]
                 answer_unit = next((u for u in per_option[result.choice].units if u is not None), None)
         if answer_unit is None and units:
             answer_unit = max(units, key=lambda u: support.relevance(u) + (0.2 if numeric_q and u.values else 0.0))
@@ -161,7 +169,9 @@ class ExtractiveReader:
         if schema:
             result.rows = extractive_rows(question, schema, [c for _, c in read if c.paper_id in chosen][:30],
                                           {pid: p.title for pid, p in papers.items()}, units,
-                                          {pid: self._names(pid) for pid in papers})
+                                          {pid: self._names(pid) for pid in papers},
+                                          {pid: [ln for c in self.graph.chunks_of(pid) for ln in chunk_lines(c)]
+                                           for pid in papers})
         result.supporting = {pid: [c.chunk_id for c in result.evidence if c.paper_id == pid] for pid in result.papers}
         return result
 
@@ -171,7 +181,8 @@ def _cite_first(chunk: Chunk, evidence: list[Chunk], limit: int, stating: Sequen
     """The evidence of an answer: ``chunk`` (the answer unit's) first, then the chunks that state
     the chosen option's other parts (``stating``), then the rest of ``evidence``, at most
     ``limit``, without repeats. A chunk of the answer's paper that answers nothing more (that
-    paper's best-scored chunk) is dropped; for an answer from one paper (``single``) only the
+    paper's best-scored chunk) is dropped, and so is another table or figure of a paper whose
+    answer a table or figure already states; for an answer from one paper (``single``) only the
     chunks that state the answer are kept."""
     first: dict[str, Chunk] = {}
     for c in [chunk, *stating]:
@@ -181,13 +192,15 @@ def _cite_first(chunk: Chunk, evidence: list[Chunk], limit: int, stating: Sequen
     if single:
         return lead[:limit]
     answered = {c.paper_id for c in lead}
-    rest = [c for c in rest if c.paper_id not in answered or c.kind in ("table", "figure")]
+    objects = {c.paper_id for c in lead if c.kind in ("table", "figure")}
+    rest = [c for c in rest if c.paper_id not in answered or (c.kind in ("table", "figure") and c.paper_id not in objects)]
     return [*lead, *rest][:limit]
 
 
 _PAPER_COLUMN = re.compile(r"\b(paper|title|work|publication|article|study)\b", re.I)
 def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titles: dict[str, str],
-                    units: Sequence[Unit] = (), own: Optional[dict[str, list[str]]] = None) -> list[dict]:
+                    units: Sequence[Unit] = (), own: Optional[dict[str, list[str]]] = None,
+                    paper_lines: Optional[dict[str, list[str]]] = None) -> list[dict]:
     """Table rows without an LLM: the row keys are the supporting papers' titles when the key
     column names a paper (or the name the question gives the paper, when it lists the papers by
     their ``own`` names, ``{paper_id: names}``: "TTT-E2E, In-Place TTT, TLM and FOA"), else the names the question lists, else each supporting paper's short
@@ -195,8 +208,11 @@ def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titl
     :mod:`lit3r.read.claims`) whose row key is the name, in the one table block that names most of
     the rows, and whose column label matches the column's name and the question best; otherwise
     from the first number after the name in the best-scored ``chunks`` (tables first). For a paper
-    row, from the paper's line that matches the column's name best, else from its best table
-    cell. A string cell is the rest of the best line. A value that is not found stays empty:
+    row: its best result when the question asks for one (:func:`_best_result`), else the cell
+    under the column's header that matches the question best, else a name the paper states as
+    the column's ("NAME as the base model", in any of its lines, ``paper_lines``
+    ``{paper_id: lines}``), else the paper's line that matches the column's name best, else its
+    best table cell. A string cell is otherwise the rest of the best line. A value that is not found stays empty:
     nothing is invented."""
     keys = [c for c in schema if c.get("is_row_key")] or schema[:1]
     others = [c for c in schema if c not in keys]
@@ -214,7 +230,12 @@ def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titl
                 mine = [u for u in cells if u.chunk.paper_id == pid]
                 # a table cell under a header that names the column; else the paper's best line; else
                 # its best table cell
-                found = _table_cell(question, col, [u for u in mine if _labelled(u, col, others)])
+                labelled = [u for u in mine if _labelled(u, col, others)]
+                found = _best_result(question, col, labelled, (own or {}).get(pid, []))
+                if found is None:
+                    found = _table_cell(question, col, labelled)
+                if found is None:
+                    found = _named_as((paper_lines or {}).get(pid, best), col)
                 if found is None:
                     found = _cell_near(_best_line(best, col["name"]), col, others)
                 if found is None:
@@ -273,6 +294,80 @@ def _table_cell(question: str, col: dict, cells: Sequence[Unit]) -> Optional[obj
         if value is not None:
             return value
     return None
+
+
+#: The question asks for a paper's best result ("its best RL-trained model", "the highest score").
+_SUPERLATIVE = re.compile(r"\b(?:best|highest|strongest|top|lowest|state-of-the-art)\b", re.I)
+#: Column names whose figures are better when smaller.
+_LOWER_BETTER = re.compile(r"\b(?:error|loss|perplexity|ppl|bpb|bpc|wer|cer|latency|time|fid|mae|mse|rmse)\b", re.I)
+_OURS = re.compile(r"\(ours\)|\bours\b", re.I)
+#: A model size the question names ("7B models", "a 350M model").
+_SIZE = re.compile(r"\b\d+(?:\.\d+)?[BM]\b")
+
+
+def _best_result(question: str, col: dict, cells: Sequence[Unit], names: Sequence[str]) -> Optional[object]:
+    """For a question that asks for a paper's best result (``_SUPERLATIVE``), the best value of
+    ``col`` among the ``cells`` (those under the column's header) of the paper's own rows: a row
+    key or group that holds one of the paper's ``names`` or says "(Ours)", leaving out cells
+    whose row, column or caption hold a term the question excludes ("without majority voting"),
+    and keeping only the cells of a model size the question names ("7B") when some have it.
+    Best = largest, or smallest for a column whose name is an error, loss, perplexity or time.
+    None when the question does not ask for a best result or no own row has a value."""
+    if col.get("type") != "number" or not _SUPERLATIVE.search(question):
+        return None
+    excluded = Support(question, cells).query.negated
+    sizes = {s.lower() for s in _SIZE.findall(question)}
+    sized = [u for u in cells if sizes & (u.terms | u.context)]  # "7B models": rows or tables of that size
+    values = []
+    for u in sized or cells:
+        row = f"{u.row_group} {u.row_key}"
+        if not (_OURS.search(row) or _own_row(row, names)) or excluded & (u.terms | u.context):
+            continue
+        value = _cell(u.text.rsplit(":", 1)[-1], col)
+        if isinstance(value, (int, float)):
+            values.append(value)
+    if not values:
+        return None
+    return min(values) if _LOWER_BETTER.search(col["name"]) else max(values)
+
+
+#: A name as papers write one: a capitalised token with digits, dots, pluses or hyphens
+#: ("Qwen-2.5-Math-7B", "CodeLLAMA", "DeepSeek-V3-Base").
+_NAME_TOKEN = r"([A-Z][A-Za-z0-9.+]*(?:-[A-Za-z0-9.+]+)*)"
+
+
+def _own_row(row: str, names: Sequence[str]) -> bool:
+    """A row label starts a word with one of the paper's ``names``: "Satori-Qwen-7B (Round 2)"
+    and "CodeLLAMA + ReFT" are rows of Satori and ReFT; "ReFTs" and "PreFT" are not."""
+    return any(len(n) >= 3 and re.search(rf"(?<![\w-]){re.escape(n)}(?![a-z0-9])", row, 0 if n.isupper() else re.I)
+               for n in names)
+
+
+def _named_as(lines: Sequence[str], col: dict) -> Optional[str]:
+    """A string cell stated as a naming phrase of the column's name in the paper's ``lines``:
+    "we use NAME as the base model", "the base model (NAME)", "base model: NAME" for a column
+    "Base model". The name stated most often wins (ties: the first). None for a number column
+    or when no line names one."""
+    if col.get("type") == "number":
+        return None
+    words = [re.escape(w) for w in re.findall(r"[A-Za-z]+", col["name"])]
+    if not words or len(words) > 4:
+        return None
+    phrase = r"\s+".join(words) + "s?"
+    forms = [re.compile(_NAME_TOKEN + r"\s+as\s+(?:the\s+|our\s+|its\s+|a\s+|an\s+)?" + phrase + r"\b", re.I),
+             re.compile(r"\b" + phrase + r"\s*(?:\(|:\s*|is\s+|was\s+)" + _NAME_TOKEN)]
+    said: Counter = Counter()
+    for line in lines:
+        for rx in forms:
+            for m in rx.finditer(line):
+                name = m.group(1).rstrip(".")
+                if name[:1].isupper() and len(name) > 1 and name.lower() not in _NOT_NAMES:
+                    said[name] += 1
+    return said.most_common(1)[0][0] if said else None
+
+
+#: Capitalised words that start a sentence rather than name something.
+_NOT_NAMES = {"we", "our", "the", "this", "it", "they", "these", "a", "an", "in", "for", "as", "and"}
 
 
 def _labelled(unit: Unit, col: dict, columns: Sequence[dict]) -> bool:

@@ -13,7 +13,11 @@ geometry, so the reading is a heuristic, stated here once:
   are skipped); a header line of ``k`` cells is spread
   over the ``n - 1`` value columns in proportion (a spanning "BLEU" over two columns), or aligned
   to the right when it has ``n - 1`` cells or more; a column's label joins its header cells, top
-  to bottom;
+  to bottom. When the header line with the most cells (the leaf level: "N-CoT | P-CoT | ...")
+  has fewer cells than there are value columns, the leftmost value columns it leaves are stub
+  columns ("Size"): a header line of one more cell than there are stub columns that starts with
+  the stub's own header names them ("Method | Size"), and the other header lines spread over the leaf
+  columns only ("GSM8K | SVAMP" over their "N-CoT | P-CoT" pairs);
 - a row shorter than ``n`` fills its columns from the left.
 """
 
@@ -24,6 +28,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 _CAPTION = re.compile(r"^(Table|Tab\.)\s*\d+", re.I)
+#: The header of the stub (row-key) column: "Method", "Model", "Approach" ...
+_STUB_HEADER = re.compile(r"^(?:method|model|approach|system|name|setting|baseline|architecture)s?$", re.I)
 #: A value cell: a number (with sign, parentheses, unit or a trailing mark), or a dash for "none".
 _VALUE = re.compile(r"^(?:[-\u2013\u2014]|[-+\u00b1~<>\u2248(]*\d)")
 
@@ -87,15 +93,21 @@ def _column_labels(headers: list[list[str]], n_values: int) -> list[str]:
     labels: list[list[str]] = [[] for _ in range(max(n_values, 0))]
     if n_values <= 0:
         return []
+    leaf = max((len(c) for c in headers), default=0)
+    stub = n_values - leaf if len(headers) >= 2 and 1 < leaf < n_values else 0
     for cells in headers:
         k = len(cells)
         if k >= n_values:
             for j, cell in enumerate(cells[k - n_values:]):
                 labels[j].append(cell)
+        elif stub and k == stub + 1 and k != leaf and _STUB_HEADER.match(cells[0]):
+            for j, cell in enumerate(cells[1:]):  # "Method | Size": the stub columns' names
+                labels[j].append(cell)
         else:
+            first, span = (stub, leaf) if stub else (0, n_values)
             for j, cell in enumerate(cells):
-                lo, hi = j * n_values // k, max((j + 1) * n_values // k, j * n_values // k + 1)
-                for col in range(lo, min(hi, n_values)):
+                lo, hi = j * span // k, max((j + 1) * span // k, j * span // k + 1)
+                for col in range(first + lo, first + min(hi, span)):
                     labels[col].append(cell)
     return [" ".join(x for x in parts if x) for parts in labels]
 

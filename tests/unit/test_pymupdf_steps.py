@@ -173,6 +173,20 @@ def test_bold_header_rows_belong_to_their_tables(shared_data):
         pdf.doc.close()
 
 
+def test_a_caption_at_the_top_of_a_page_is_not_a_running_header(shared_data):
+    """Satori page 6 opens with "Table 1: ..." above the body box: the caption stays, and the
+    table under it is read with its rows."""
+    pdf = _Pdf("2502.02508")
+    try:
+        objects, _ = pdf.objects(6)
+        tables = {b.object_id: b.text.splitlines() for b in objects.values() if b.kind == "table"}
+        assert set(tables) == {"Table 1", "Table 2"}
+        assert "Satori-Qwen-7B (Round 2) | 93.9 | 83.6 | 48.5 | 72.5 | 23.3 | 64.4" in tables["Table 1"]
+        assert any(ln.text.startswith("Table 1:") for b in pdf.pages[5] for ln in b)
+    finally:
+        pdf.doc.close()
+
+
 # ----------------------------------------------------------------------------- page flow
 
 

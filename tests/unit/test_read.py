@@ -149,3 +149,85 @@ def test_llm_table_rows_lose_prompt_labels_and_ids():
     assert rows == [{"Paper": "Transformers are Multi-State RNNs", "Feature map phi": None},
                     {"Paper": "Transformers are RNNs", "Feature map phi": "elu(x)+1"}]
     assert notes == ["stage 2 table: paper ids replaced by titles", "stage 2 table: passage labels emptied"]
+
+
+# ----------------------------------------------------------------------------- evidence and table cells (issue 13)
+
+def test_digits_inside_a_name_are_not_numbers():
+    assert claims.numbers("FLAN-T5-XXL (11B) reaches 80.59 on GSM8K") == {"11", "80.59"}
+    assert claims.numbers("a 1.5B-parameter amateur and LLaMA-65B") == {"1.5", "65"}
+
+
+def test_stub_columns_left_of_the_leaf_headers():
+    """ "Method | Size" names the stub column left of the "N-CoT | P-CoT" pairs, and the top
+    header spans the pairs only (ReFT's Table 2 layout)."""
+    from lit3r.read.tables import parse_table
+
+    t = parse_table("Table 2: Value accuracy.\nGSM8K | SVAMP\nMethod | Size\nN-CoT | P-CoT | N-CoT | P-CoT\n"
+                    "A + SFT | 7B | 43.59 | 63.68 | 58.09 | 75.40\nA + Ours | 7B | 53.30 | 75.28 | 64.50 | 79.19")
+    assert t.columns == ["Size", "GSM8K N-CoT", "GSM8K P-CoT", "SVAMP N-CoT", "SVAMP P-CoT"]
+    assert t.rows[1].cells[2] == "75.28"
+
+
+def _row_cells(text: str, paper: str = "p") -> list:
+    return [u for u in _units(text, paper=paper) if u.kind == "cell"]
+
+
+def test_a_best_result_is_the_best_own_row_the_question_allows():
+    from lit3r.read.extractive import _best_result
+
+    cells = _row_cells("Table 2: Results of 7B models with greedy decoding.\nModel | GSM8K | MATH\n"
+                       "Base-7B: SFT | 77.9 | 28.6\n+ PPO | 81.8 | 31.3\n+ Shepherd-PPO (Ours) | 84.1 | 33.0\n"
+                       "+ Shepherd-PPO + Voting (Ours) | 89.1 | 40.0")
+    col = {"name": "GSM8K (%)", "type": "number"}
+    q = "What is the best GSM8K accuracy of its RL-trained 7B model, without majority voting?"
+    assert _best_result(q, col, [u for u in cells if "gsm8k" in u.terms], ["Shepherd"]) == 84.1
+    assert _best_result("What GSM8K accuracy does it report?", col, cells, ["Shepherd"]) is None  # no superlative
+    assert _best_result(q, {"name": "Test error", "type": "number"}, [], ["Shepherd"]) is None
+
+
+def test_a_name_stated_as_the_column():
+    from lit3r.read.extractive import _named_as
+
+    lines = ["Notably, using Qwen-2.5-Math-7B as the base model, our model outperforms the instruct model.",
+             "The main comparison is with a model built on the same base model (Qwen-2.5-Math-7B).",
+             "We use Llama-3 as the base model for distillation."]
+    assert _named_as(lines, {"name": "Base model", "type": "string"}) == "Qwen-2.5-Math-7B"
+    assert _named_as(lines, {"name": "Dataset", "type": "string"}) is None
+    assert _named_as(lines, {"name": "Base model", "type": "number"}) is None
+
+
+def test_a_value_question_prefers_the_section_that_reports_it():
+    """The same statement in the introduction and in the participants section: for a value
+    question the latter is more relevant; for another question they are equal."""
+    text = "A total of 24 freelancers participated in the usability study."
+    intro, body = (claims.units_of(Chunk(chunk_id=f"p::c{k:04d}", paper_id="p", kind="text", page=k, seq=k,
+                                         section=section, text=text))[0]
+                   for k, section in ((2, "1 INTRODUCTION"), (18, "6.1.1 Participants")))
+    value = claims.Support("How many freelancers took part in its usability study?", [intro, body])
+    assert value.relevance(body) > value.relevance(intro) > 0
+    other = claims.Support("Who took part in its usability study?", [intro, body])
+    assert other.relevance(body) == other.relevance(intro) > 0
+
+
+def test_a_figure_repeated_in_a_later_table_is_cited_from_the_first():
+    """An ablation table that repeats a main result does not displace the main results table."""
+    main = _units("Table 6: Results on RealSet.\nMethod | Precision | Recall\nAgent-7b | 0.5146 | 0.6111\n"
+                  "Agent-7b-ensemble | 0.4938 | 0.6488")
+    ablation = _units("Table 8: Ablation on AutoSet and RealSet.\nAutoSet | RealSet\nMethod\n"
+                      "Precision | Recall | Precision | Recall\nw/o RL | 0.1476 | 0.4210 | 0.5155 | 0.4115\n"
+                      "Agent-7b | 0.1448 | 0.4834 | 0.5146 | 0.6111")
+    for u in ablation:  # the ablation table is a later chunk, on a later page
+        u.chunk = u.chunk.model_copy(update={"chunk_id": "p::c0009", "page": 10, "object_id": "Table 8"})
+    units = main + ablation
+    question = "What recall does the single Agent-7b (not the ensemble) reach on RealSet?"
+    label, per_option = claims.choose_option({"A": "0.4834", "B": "0.6111", "C": "0.6488"}, units,
+                                             claims.Support(question, units))
+    assert label == "B" and per_option["B"].units[0].chunk.object_id == "Table 1"  # _units names the first Table 1
+
+
+def test_own_rows_of_a_paper():
+    from lit3r.read.extractive import _own_row
+
+    assert _own_row("Satori-Qwen-7B (Round 2)", ["Satori"]) and _own_row("CodeLLAMA + ReFT", ["ReFT"])
+    assert not _own_row("PreFT baseline", ["ReFT"]) and not _own_row("ReFTs", ["ReFT"])

@@ -43,6 +43,8 @@ _SAME_LINE_DY = 2.5
 _SAME_LINE_GAP = 40
 #: Header and footer margins as fractions of the page height.
 _TOP_MARGIN, _BOTTOM_MARGIN = 0.12, 0.9
+#: The start of a table or figure caption ("Table 1:", "Figure 3."), never a running header.
+_CAPTION_START = re.compile(r"^(?:Table|TABLE|Tab\.|Figure|FIGURE|Fig\.)\s*\d{1,3}\s*[:.]")
 #: Body lines: font within this many points of the body size and longer than this many characters.
 _BODY_SIZE_TOL, _BODY_LINE_CHARS = 0.6, 20
 _PAGE_NUMBER = re.compile(r"(page\s*)?[\divxlc]{1,4}(\s*(of|/)\s*\d+)?")
@@ -214,8 +216,9 @@ def drop_margins(pages: list[PageLines], body_size: float, height: float) -> lis
     A line in the top or bottom margin (``height``: page height, points) is dropped when its
     text (digits masked) repeats on several pages (3 or 30% of them; 2 for documents under 4
     pages), when it is a bare page number ("12", "iv", "Page 3 of 9"), or when it lies outside
-    the body box (:func:`_body_box`) on a page after the first (or on a one-page document).
-    Blocks left without lines are dropped.
+    the body box (:func:`_body_box`) on a page after the first (or on a one-page document), unless
+    it starts a table or figure caption (a table at the top of a page). Blocks left without lines
+    are dropped.
     """
     n = len(pages)
     top, bottom = _body_box(pages, body_size)
@@ -240,8 +243,8 @@ def drop_margins(pages: list[PageLines], body_size: float, height: float) -> lis
                 )
                 if margin and (counts[_margin_key(ln.text)] >= repeat or _PAGE_NUMBER.fullmatch(ln.text.lower())):
                     continue
-                if outside and margin:
-                    continue
+                if outside and margin and not _CAPTION_START.match(ln.text):
+                    continue  # (a caption at the top of a page is the page's first object, not a header)
                 keep.append(ln)
             if keep:
                 page_blocks.append(keep)
