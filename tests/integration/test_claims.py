@@ -61,6 +61,16 @@ def test_options_chosen_by_the_cell_that_states_them(engine):
     assert "80.59" in res.read.freeform
 
 
+def test_a_result_repeated_in_an_ablation_table_is_cited_from_the_results_table(engine):
+    """PaSa reports PaSa-7b's RealScholarQuery recall in its results table (Table 6, p8) and
+    again in its ablation table (Table 8, p10): the results table is the evidence."""
+    res = engine.ask("For the paper-search agent with a Crawler and a Selector, what recall does the single PaSa-7b "
+                     "reach on RealScholarQuery?", options={"A": "0.4834", "B": "0.6111", "C": "0.6488"})
+    assert res.read.choice == "B"
+    first = res.read.evidence[0]
+    assert (first.paper_id, first.object_id, first.page) == ("2501.10120", "Table 6", 8)
+
+
 def test_no_letter_when_no_option_is_stated(engine):
     res = engine.ask("What GSM8K accuracy does re-reading reach with ChatGPT?",
                      options={"A": "12345.6", "B": "65432.1"})
