@@ -25,20 +25,46 @@ from ingest.text import normalize_key
 
 _QUOTED = re.compile(r"[\"\u201c\u201d\u201e](.{12,300}?)[,.]?[\"\u201c\u201d]")
 _YEAR_DOT = re.compile(r"(?:^|[\s(])((?:19|20)\d\d)[a-z]?\)?[.,:]\s+")
-# Sentence-ish segment boundary: a period after two lower-case letters / digit / bracket, or a ?/!.
-_SEGMENT = re.compile(r"(?<=[a-z0-9\)\]\}]{2})\.\s+|(?<=[?!])\s+")
+# Sentence-ish segment boundary: a period after two lower-case letters / digit / bracket, after a
+# two-letter capitalised word ending an author list ("... and Jimmy Ba. Adam: ..."), or a ?/!.
+_SEGMENT = re.compile(r"(?<=[a-z0-9\)\]\}]{2})\.\s+|(?<=\s[A-Z][a-z])(?<!\s(?:Md|Mr|Dr|Ms|St|Jr|No|Eq|Ch|Pp))\.\s+(?=[A-Z])"
+                      r"|(?<=[?!])\s+")
 _ARXIV = re.compile(r"(?:arxiv[:\s/]*|abs/)(\d{4}\.\d{4,5})", re.I)
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s,;]+[^\s,;.])", re.I)
 _AUTHORISH = re.compile(r"^(?:[A-Z][\w'\-]+,?\s+(?:[A-Z]\.\s*)+|(?:[A-Z]\.\s*)+[A-Z][\w'\-]+)")
-_VENUE_START = re.compile(r"^(?:In\s|Proceedings|Proc\.|arXiv|CoRR|Advances in|Journal|Trans)", re.I)
+_VENUE_START = re.compile(r"^(?:In\s|In:|Proceedings\b|Proc\.|arXiv\b|CoRR\b|Advances in\b|Journal\b|Trans(?:actions)?\b|"
+                          r"Preprint\b|Technical report\b)", re.I)
+_TRAILING_YEAR = re.compile(r"[,.]?\s*(?:19|20)\d\d[a-z]?\W*$")
+_VOLUME_PAGES = re.compile(r",\s*[\w()\s:\-\u2013]*\d[\w()\s:\-\u2013]*$")  # ", 1(8):9", ", 7:40707-40718"
+_MINOR_WORDS = {"of", "on", "and", "in", "for", "the", "&"}
 
 
-_INITIAL = re.compile(r"\b[A-Z]\.(?:\s*[A-Z]\.)*,?\s+(?:and\s+|&\s+)?")
-_ET_AL = re.compile(r"\bet al\.?,?\s+", re.I)
+def _venue_like(segment: str) -> bool:
+    """Whether a segment of an entry names a venue, not a title: ``In ...``, ``arXiv ...``,
+    ``Preprint ...``, or a year after at most two words ("OpenAI Blog, 2019"), after a volume or
+    pages ("Neural computation, 9(8):1735-1780, 1997"), or after a Title-Case name of at most four
+    words ("Information Processing & Management, 2021"); "Locally typical sampling, 2023" is a title."""
+    seg = segment.strip()
+    if _VENUE_START.match(seg):
+        return True
+    year = _TRAILING_YEAR.search(seg)
+    if not year or year.start() == 0:
+        return False
+    head = seg[:year.start()]
+    pages = _VOLUME_PAGES.search(head)
+    words = (head[:pages.start()] if pages else head).split()
+    if pages:
+        return len(words) <= 6
+    return len(words) <= 2 or (len(words) <= 4 and all(w[:1].isupper() or w.lower() in _MINOR_WORDS
+                                                        for w in words))
+
+
+_INITIAL = re.compile(r"\b[A-Z]\.(?:\s*-?[A-Z]\.)*[,:]?\s+(?:and\s+|&\s+)?")
+_ET_AL = re.compile(r"\bet al\.?[,:]?\s+", re.I)
 
 
 def _clean_title(title: str) -> str:
-    title = re.sub(r",\s*(?:19|20)\d\d[a-z]?$", "", title.strip())  # "..., 2020"
+    title = re.sub(r",\s*(?:19|20)\d\d[a-z]?$", "", title.strip().rstrip(". "))  # "..., 2020."
     title = title.strip().strip(".,;: ").strip("\"\u201c\u201d'")
     return re.sub(r"\s+", " ", title)
 
@@ -70,13 +96,17 @@ def parse_title(raw: str) -> Optional[str]:
     if m and m.start() < 300:
         rest = text[m.end():]
         seg = _strip_authors(_SEGMENT.split(rest, maxsplit=1)[0])
-        if len(seg) >= 12 and not _VENUE_START.match(seg):
+        if len(seg) >= 12 and not _venue_like(seg):
             return _clean_title(seg)
     segs = [s for s in _SEGMENT.split(text) if s.strip()]
     if len(segs) >= 2:
         cand = segs[1]
-        if _VENUE_START.match(cand) and len(segs) >= 1:
-            cand = segs[0]
+        if _venue_like(cand):
+            first = _strip_authors(segs[0])
+            # "Authors, I. Title. Venue, year": the title ends the first segment, after the authors;
+            # "Title. In Proc. ...": the first segment is the title
+            if len(first) >= 12 and (first != segs[0] or _VENUE_START.match(cand.strip())):
+                cand = first
         cand = _strip_authors(cand)
         if len(cand) >= 12:
             return _clean_title(cand)

@@ -135,3 +135,30 @@ def test_mineru_parser_without_output_or_command(tmp_path, monkeypatch):
     (tmp_path / "bad.pdf").write_bytes(b"")
     with pytest.raises(BadInputError, match="empty file"):
         MinerUParser().parse(tmp_path / "bad.pdf", "bad")  # the PDF is checked first
+
+
+def test_reference_pages_come_from_the_pdf_text(shared_data):
+    """Issue 16, item 7d: MinerU moves a reference list that runs onto later pages into a block
+    of its first page; each entry gets the page whose PDF text holds it."""
+    import pymupdf
+
+    from ingest.parsers.mineru.parser import place_references
+    from ingest.text import normalize_key
+
+    pdf = MINERU / "2306.17806v1" / "paper.pdf"  # MinerU left pages 12-15 of its list as empty blocks
+    raw = parse_content_list(find_content_list(pdf), n_pages=pymupdf.open(pdf).page_count)
+    assert {r.page for r in raw.references} == {11}  # all on the page of the block that holds them
+    doc = MinerUParser().parse(pdf, "p")
+    with pymupdf.open(pdf) as pd:
+        texts = [normalize_key(page.get_text()) for page in pd]
+    pages = [r.page for r in doc.references]
+    assert pages == sorted(pages) and set(pages) == {11, 12, 13, 14, 15}
+    for r in doc.references:
+        assert normalize_key(r.raw)[:40] in texts[r.page - 1], r.raw
+    assert any("placed on the page whose text holds them" in w for w in doc.warnings)
+    # an entry whose start is not in the text keeps its page; entries never move back
+    from ingest.document import RawReference
+
+    refs = [RawReference(2, "Lovelace, A. Counting sheep with transformers."), RawReference(1, "Nowhere to be found at all")]
+    assert place_references(refs, ["", "", "x Lovelace, A. Counting sheep with transformers. y"]) == 1
+    assert [r.page for r in refs] == [3, 1]

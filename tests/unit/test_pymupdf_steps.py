@@ -84,6 +84,28 @@ def test_pages_lines_body_font_and_margins(attention):
     assert {ln.text for b in attention.raw[0] for ln in b} == {ln.text for b in attention.pages[0] for ln in b}
 
 
+def test_exponents_are_kept_and_footnote_marks_and_subscripts_are_not_exponents(attention, shared_data):
+    """Issue 16, item 7c: a raised superscript span becomes ``^N`` after a digit or a math-font
+    symbol; a footnote mark after a word and a lowered subscript (flagged superscript by PyMuPDF
+    too) stay as they are."""
+    lines = {ln.text for p in attention.raw for b in p for ln in b}
+    assert "1.0 · 10^20" in lines and any("2.3 · 10^19 1.4 · 10^20" in t for t in lines)
+    assert any("softmax(QK^T" in t for t in lines) and "O(n^2 · d)" in lines
+    assert "Ashish Vaswani∗" in lines  # an author's footnote mark
+    assert any("of dimension dk, and values of dimension dv" in t for t in lines)  # d_k, d_v: subscripts
+    assert any("q · k = dk" in t for t in lines) and not any("d^k" in t or "qi^ki" in t for t in lines)
+    objects, _ = attention.objects(8)  # Table 2: rows rebuilt from the page's words, exponents marked in them
+    table = next(b for b in objects.values() if b.object_id == "Table 2")
+    assert "2.3 · 10^19 | 1.4 · 10^20" in table.text and "1020" not in table.text
+    linformer = open_pdf(CORPUS / "pdfs" / "2006.04768.pdf")
+    try:
+        first = " ".join(ln.text for b in read_page(linformer[0]) for ln in b)
+    finally:
+        linformer.close()
+    assert "O(n^2) time and space" in first and "from O(n^2) to O(n) in both time and space" in first
+    assert "O(n2)" not in first
+
+
 def test_reading_order_of_two_columns(bert):
     page = bert.doc[1]
     blocks = page_blocks(bert.pages[1], bert.body)
@@ -200,6 +222,39 @@ def test_page_flow_leaves_out_front_matter_and_collects_references(attention):
     assert texts and not any("Attention Is All You Need" == t or t.startswith("The dominant") for t in texts)
     assert Block("heading", 10, "References", level=1) in out.blocks and refs.active
     assert refs.lines[0][2].text.startswith("[1] Jimmy Lei Ba")
+
+
+def test_section_names_come_only_from_headings(shared_data):
+    """Issue 16, item 7b: bold lines of LaTeX, equations and reference entries are not headings
+    (2502.02508 sets its worked examples' equations and its reference list in a heading-like font),
+    nor are bold labels inside a figure, set smaller than the body."""
+    from ingest.parsers.pymupdf.layout import heading_text, heading_words
+
+    pdf = _Pdf("2502.02508")
+    try:
+        blocks = pdf.ordered(29)
+        latex = [b for b in blocks if "\\frac{5}{8}x = 15" in b.text]
+        assert latex  # the line is on the page ...
+        assert all(heading_text(b, pdf.body) is None for b in latex)  # ... and names no section
+        doc = PyMuPDFParser().parse(CORPUS / "pdfs" / "2502.02508.pdf", "2502.02508")
+    finally:
+        pdf.doc.close()
+    heads = [b.text for b in doc.blocks if b.kind == "heading"]
+    assert "1. Introduction" in heads and "4.1. Format Tuning Through Imitation Learning" in heads
+    assert not [h for h in heads if "\\" in h or "=" in h or "arXiv" in h or "\u201c" in h]
+    assert len(doc.references) > 80  # the reference section is no longer cut short by an entry read as a heading
+    dsi = _Pdf("2202.06991")  # figure 1 holds bold labels set at 6.3 pt (the body is 10 pt)
+    try:
+        labels = [b for b in dsi.ordered(2) if b.text.startswith("Learning to encode")]
+        assert labels and all(heading_text(b, dsi.body) is None for b in labels)
+        assert any(heading_text(b, dsi.body) == "3 Differentiable Search Index" for b in dsi.ordered(4))
+    finally:
+        dsi.doc.close()
+    for name in ("3.2 Multi-Head Attention", "Acknowledgements", "B.1. Post-training LLMs for Reasoning", "β-VAE"):
+        assert heading_words(name), name
+    for name in ("2 √", "i=1 ∪D+", "restart ←∅ for i = 1, 2, . . . , n do", "D. Hendrycks, C. Burns, S. Kadavath,",
+                 "Y. Wu, and Z. Sui, “Math-Shepherd: Verify and reinforce", "\uf8f4 \uf8f3"):
+        assert not heading_words(name), name
 
 
 def test_reference_section_ends_at_an_appendix_heading():

@@ -10,11 +10,43 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from ingest.document import BadInputError, Block, ParsedDocument
+from ingest.document import BadInputError, Block, ParsedDocument, RawReference
 from ingest.metadata import venue_year_from_text
 from ingest.parsers.base import CROP_DPI
 from ingest.parsers.mineru.content_list import parse_content_list
 from ingest.parsers.pymupdf import Crops, open_pdf
+from ingest.text import normalize_key
+
+#: The key of an entry looked up in the PDF's text: its first characters (normalised) ...
+_ENTRY_KEY_CHARS = 40
+#: ... when it has at least this many.
+_MIN_ENTRY_KEY = 12
+_GAPS_TAIL = "entries printed there carry the page of the block that holds them"
+_PLACED_TAIL = "entries printed there are placed on the page whose text holds them"
+
+
+def place_references(refs: list[RawReference], page_texts: list[str]) -> int:
+    """Set each entry's ``page`` to the physical page whose text holds the entry's start.
+
+    MinerU moves the text of a list that runs onto the next pages into a block of the first
+    page (the later pages keep empty blocks), so an entry's block page can be too early. Each
+    entry is looked up (its first :data:`_ENTRY_KEY_CHARS` normalised characters) from the later
+    of its block's page and the previous entry's page on; an entry not found (its start split by
+    a hyphen or a page break) keeps its page. ``page_texts``: the PDF's text per page (PyMuPDF).
+    Returns how many entries moved."""
+    texts = [normalize_key(t) for t in page_texts]
+    moved, start = 0, 0
+    for r in refs:
+        key = normalize_key(r.raw)[:_ENTRY_KEY_CHARS]
+        if len(key) < _MIN_ENTRY_KEY:
+            continue
+        lo = max(r.page - 1, start)
+        found = next((i for i in range(lo, len(texts)) if key in texts[i]), None)
+        if found is None:
+            continue
+        moved += found + 1 != r.page
+        r.page, start = found + 1, found
+    return moved
 
 
 def find_content_list(pdf: Path) -> Optional[Path]:
@@ -78,6 +110,8 @@ class MinerUParser:
             parsed = parse_content_list(content, n_pages=doc.page_count)
             if parsed.venue is None and parsed.year is None:  # MinerU output has no venue: read page 1
                 parsed.venue, parsed.year = venue_year_from_text(doc[0].get_text())
+            if place_references(parsed.references, [doc[i].get_text() for i in range(doc.page_count)]):
+                parsed.warnings = [w.replace(_GAPS_TAIL, _PLACED_TAIL) for w in parsed.warnings]
             for b in parsed.blocks:
                 self._image(b, doc, content.parent)
         finally:

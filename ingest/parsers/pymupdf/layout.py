@@ -80,6 +80,12 @@ def _styled(b: PBlock, text: str, body_size: float) -> bool:
     return styled
 
 
+def _smaller_than_body(b: PBlock, body_size: float) -> bool:
+    """Every line of the block is set smaller than the body font by ``HEADING_SIZE_STEP`` points or
+    more: figure labels ("Learning to encode", "Device 0") and table header rows, never a heading."""
+    return max(ln.size for ln in b.lines) <= body_size - HEADING_SIZE_STEP
+
+
 def side_by_side(b: PBlock) -> int:
     """The most pieces of text set side by side on one visual line of the block: spans (of all
     the block's lines on that band) apart by more than ``_CELL_GAP_EM`` of the font size. A
@@ -103,7 +109,8 @@ def side_by_side(b: PBlock) -> int:
 def heading_text(b: PBlock, body_size: float) -> Optional[str]:
     """Text of a heading block, or None. Headings: <= 3 short lines, bold or larger font, or
     all capitals with a section number or a known section name; not a caption, not mostly
-    digits, not a table-of-contents line, not a table's header row (:func:`side_by_side`).
+    digits, not a table-of-contents line, not a table's header row (:func:`side_by_side`), not
+    set smaller than the body (figure labels), words that can name a section (:func:`heading_words`).
     "References" alone on its line is always a heading. ``body_size``: the body font size
     (points)."""
     if len(b.lines) > _HEADING_LINES or side_by_side(b) >= ROW_PIECES:
@@ -115,6 +122,8 @@ def heading_text(b: PBlock, body_size: float) -> Optional[str]:
         return None
     if len(b.lines) == 1 and REFS_HEADING.match(text):
         return text  # "References" alone on its line is the heading, whatever its font
+    if _smaller_than_body(b, body_size):
+        return None  # a bold label inside a figure or a table's header row, set below the body size
     styled = _styled(b, text, body_size)
     caps = text.isupper() and len(text) > 4 and sum(c.isalpha() for c in text) > 4
     if (styled or caps) and (HEADING_NUM.match(text) or NAMED_HEADINGS.match(text) or styled):
@@ -122,8 +131,30 @@ def heading_text(b: PBlock, body_size: float) -> Optional[str]:
             return None
         if HEADING_NUM.match(text) and re.search(r"[A-Za-z)][\s.]+\d{1,3}$", text):
             return None  # a table-of-contents line: "2 Tokenizer & Model 3"
+        if not heading_words(text):
+            return None
         return text
     return None
+
+
+#: Markup and symbols that a section name never holds: LaTeX (``\[``, ``\frac``), an equation or
+#: a comparison, assignment arrows and set symbols of pseudo-code, private-use glyphs.
+_NOT_A_NAME = re.compile(r"\\(?:[\[\]()]|[A-Za-z]{2,})|[=\u2190\u222a\u2229\u2208\u2209\u2200\u2203\u25b7]|[\ue000-\uf8ff]"
+                         r"|\.\s\.\s\.|<\||https?:|^\s*[+\-\u2212*/^_\u201c\"]"
+                         r"|,\s*\u201c|,\u201d|\u201d,|arXiv:\s?\d")  # a reference entry's quoted title or arXiv id
+#: An author list ("D. Hendrycks, C. Burns, S. Kadavath,"): two initials-and-surname items.
+_AUTHOR_ITEMS = re.compile(r"(?:\b[A-Z]\.(?:\s?-?[A-Z]\.)*\s+[A-Z][^\s,]+,\s*){2}")
+
+
+def heading_words(text: str) -> bool:
+    """Whether ``text`` can name a section: a word of three or more letters, no LaTeX markup, no
+    equation (``=``, ``\u2190``, set symbols, an ellipsis, a leading operator or quote), at most
+    one other math symbol (:data:`_MATH`), no URL, not an author list of a reference entry.
+    ``\\[ \\frac{5}{8}x = 15 \\]``, ``2 \u221a`` and ``i=1 \u222aD+`` are bold lines of
+    equations, not headings."""
+    if _NOT_A_NAME.search(text) or len(_MATH.findall(text)) >= 2 or _AUTHOR_ITEMS.search(text):
+        return False
+    return re.search(r"[^\W\d_]{3,}", text) is not None
 
 
 def split_heading(b: PBlock, body_size: float) -> list[PBlock]:

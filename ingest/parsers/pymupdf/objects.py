@@ -36,7 +36,7 @@ from ingest.parsers.pymupdf.layout import (
     is_prose,
     side_by_side,
 )
-from ingest.parsers.pymupdf.pages import FLAGS, Line, PBlock
+from ingest.parsers.pymupdf.pages import FLAGS, Line, PBlock, mark_exponents
 from ingest.text import clean, repair_chars
 
 _EQNUM = re.compile(r"^\((\d{1,3}[a-z]?)\)$")
@@ -211,8 +211,8 @@ class PageObjects:
     @property
     def words(self) -> list[tuple]:
         """The page's words (``page.get_text("words")``), read once."""
-        if self._words is None:
-            self._words = self.page.get_text("words", flags=FLAGS)
+        if self._words is None:  # exponents marked as in the page's lines ("10^20", pages.mark_exponents)
+            self._words = mark_exponents(self.page.get_text("words", flags=FLAGS), self.ordered)
         return self._words
 
 

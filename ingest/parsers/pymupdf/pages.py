@@ -108,11 +108,38 @@ class PBlock:
 PageLines = list[list[Line]]
 
 
+#: A span smaller than this fraction of the last full-size span's size whose baseline is above
+#: that span's by more than ``_RAISED`` of its size is raised (an exponent); PyMuPDF's superscript
+#: flag alone is set on subscripts too.
+_SMALLER, _RAISED = 0.9, 0.15
+#: Fonts that set only mathematics (TeX math italic and symbols, OpenType math fonts): a
+#: superscript after them is an exponent, after a text font it is a footnote or affiliation mark.
+_MATH_FONT = re.compile(r"CMMI|CMSY|CMEX|MSBM|MSAM|Math|MTMI|TXMI|TXSY|STIX|Symbol", re.I)
+#: What an exponent span holds: a number, a sign and a number, or one letter (``T``, ``n``, ``\u22a4``).
+_EXPONENT = re.compile(r"[\u2212\-+]?\d{1,3}|[\u2212\-]?[A-Za-z]|[\u22a4\u2032*]")
+
+
+def _is_exponent(text: str, before: str, font_before: str) -> bool:
+    """Whether a superscript span (PyMuPDF flags bit 0) holding ``text`` raises what comes before
+    it to a power: a number right after a digit ("10" "20"), or a short exponent right after a
+    math-font symbol or its closing bracket ("n" "2", "K" "T"). ``before``: the text so far of the
+    line's last part; ``font_before``: the font of the span before."""
+    tt, last = text.strip(), before[-1:]
+    if not tt or not last or last.isspace() or text[:1].isspace() or not _EXPONENT.fullmatch(tt):
+        return False
+    if last.isdigit() and re.fullmatch(r"[\u2212\-]?\d{1,3}", tt):
+        return True
+    return bool(_MATH_FONT.search(font_before)) and (last.isalnum() or last in ")]}|")
+
+
 def _line_of(spans: list[dict]) -> Optional[Line]:
     """One PyMuPDF line's spans -> a Line (None when it holds no text). Spaces are inserted at
-    visible gaps; a superscript number after a digit becomes ``^N`` ("10" + "20" -> "10^20")."""
+    visible gaps; an exponent becomes ``^N`` (:func:`_is_exponent`: "10" + "20" -> "10^20",
+    "O(n" + "2" -> "O(n^2"); a footnote mark after a word stays as it is."""
     parts: list[str] = []
     prev_x1 = None
+    prev_font, base = "", None  # the font of the span before; (baseline y, size) of the last full-size span
+    prev_raised = False
     sizes: Counter = Counter()
     bold_chars = 0
     n_chars = 0
@@ -124,14 +151,20 @@ def _line_of(spans: list[dict]) -> Optional[Line]:
                 parts.append(" ")
             continue
         x0, x1 = s["bbox"][0], s["bbox"][2]
-        if prev_x1 is not None and parts and not parts[-1].endswith(" ") and not t.startswith(" "):
+        raised = base is not None and s["size"] < _SMALLER * base[1] and s["origin"][1] < base[0] - _RAISED * base[1]
+        exponent = (bool(s["flags"] & _SUPERSCRIPT) and raised and not prev_raised  # one "^" per exponent
+                    and _is_exponent(t, "".join(parts[-1:]), prev_font))
+        prev_raised = raised
+        if prev_x1 is not None and parts and not parts[-1].endswith(" ") and not t.startswith(" ") and not exponent:
             if x0 - prev_x1 > _SPACE_GAP * s["size"]:
                 parts.append(" ")
-        if (s["flags"] & _SUPERSCRIPT and parts and parts[-1][-1:].isdigit()
-                and re.fullmatch(r"[\u2212\-]?\d{1,3}", t.strip())):
-            t = "^" + t.strip()  # an exponent: "10" + superscript "20" -> "10^20", not "1020"
+        if exponent:
+            t = "^" + t.strip()  # "10" + superscript "20" -> "10^20", "O(n" + superscript "2" -> "O(n^2"
         parts.append(t)
         prev_x1 = x1
+        prev_font = s["font"]
+        if base is None or s["size"] >= _SMALLER * base[1]:
+            base = (s["origin"][1], s["size"])
         n = len(t.strip())
         sizes[round(s["size"], 1)] += n
         n_chars += n
@@ -146,6 +179,31 @@ def _line_of(spans: list[dict]) -> Optional[Line]:
     y0 = min(s["bbox"][1] for s in spans if s["text"].strip())
     y1 = max(s["bbox"][3] for s in spans if s["text"].strip())
     return Line(x0, y0, x1, y1, text, sizes.most_common(1)[0][0], bold_chars >= _BOLD_SHARE * n_chars, xs)
+
+
+def mark_exponents(words: list[tuple], blocks: list[PBlock]) -> list[tuple]:
+    """``page.get_text("words")`` tuples with the exponents that :func:`read_page` found in
+    ``blocks`` (the page's blocks; spans whose text starts with ``^``) marked in the words that
+    hold them: "1020" -> "10^20", "O(n2)" -> "O(n^2)" (table rows are rebuilt from words, which
+    carry no span flags). An exponent is placed in its word at the occurrence of its text
+    nearest to where its box starts; words without one are returned as they are."""
+    marks = [((x0 + x1) / 2, x0, ln.y0, ln.y1, t[1:]) for b in blocks for ln in b.lines
+             for x0, x1, t in ln.spans if t.startswith("^") and len(t) > 1]
+    if not marks:
+        return words
+    out = []
+    for w in words:
+        text = w[4]
+        for xc, x0, y0, y1, exp in marks:
+            if not (w[0] <= xc <= w[2] and w[1] < y1 and y0 < w[3]) or "^" + exp in text:
+                continue
+            at = [i for i in range(1, len(text)) if text.startswith(exp, i)]
+            if at:
+                guess = (x0 - w[0]) / max(w[2] - w[0], 1e-6) * len(text)
+                i = min(at, key=lambda k: abs(k - guess))
+                text = text[:i] + "^" + text[i:]
+        out.append(w if text == w[4] else (*w[:4], text, *w[5:]))
+    return out
 
 
 def read_page(page: "pymupdf.Page") -> PageLines:
