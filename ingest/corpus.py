@@ -6,6 +6,7 @@ Layout of the corpus folder ``OUT``::
     OUT/chunks.jsonl        one graph.records.Chunk per line, by paper_id then seq
     OUT/references.jsonl    one graph.records.Reference per line, by paper_id then number
     OUT/report.json         counts, failures and warnings of the last run
+    OUT/corpus.json         the corpus version: a hash of the three files (ingest/stamp.py)
     OUT/images/<paper_id>/  PNG crops of tables and figures (Chunk.image points here)
     OUT/.state/<paper_id>.json   per-paper parse results (the resume journal)
 
@@ -21,11 +22,13 @@ PDFs later also resolves older papers' references to the new ones.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
 import shutil
+import stat
 import time
 import urllib.parse
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -42,9 +45,10 @@ from ingest.document import BadInputError, ParsedDocument, RawReference
 from ingest.metadata import PaperMeta, load_metadata
 from ingest.parsers import get_parser, parser_names
 from ingest.references import TitleResolver, build_references, consolidate_work_ids
+from ingest.stamp import clear_stamp, corpus_version, write_stamp
 
 #: Bump when parsing or chunking output changes: journaled papers of older versions re-parse.
-PARSER_VERSION = "1"
+PARSER_VERSION = "2"
 
 
 def _code_version() -> str:
@@ -76,12 +80,17 @@ def paper_id_of(name: str) -> str:
 
 @dataclass
 class IngestReport:
-    """Outcome of one ingest run. ``failures`` holds ``(file, one-line reason)`` pairs."""
+    """Outcome of one ingest run. ``failures`` holds ``(file, one-line reason)`` pairs of files
+    that were skipped (bad or unreadable PDFs, clashing ids); ``duplicates`` ``(file, one line)``
+    pairs of PDFs whose bytes are another paper's (ingested once); ``problems`` one line per
+    problem of the input that stopped nothing (metadata lines, unreadable folders, symlink loops)."""
 
     files: int = 0
     parsed: int = 0
     unchanged: int = 0
     failures: list[tuple[str, str]] = field(default_factory=list)
+    duplicates: list[tuple[str, str]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
     papers: int = 0
     pages_parsed: int = 0
     chunks: int = 0
@@ -115,25 +124,84 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def discover(pdf_dir: Path, metadata: dict[str, PaperMeta]) -> list[tuple[str, Path, Optional[PaperMeta]]]:
-    """PDF files under ``pdf_dir`` (recursive) with their paper ids.
+def paper_id_from_name(name: str) -> str:
+    """The paper id made from a file or folder name: runs of characters other than letters,
+    digits, ``.``, ``-`` and ``_`` become one ``_`` ("Big Bird, 2020 (v2)" -> "Big_Bird_2020_v2"),
+    so that every id made from a file name can be passed back to ``--papers ID,ID`` as it is."""
+    return _NOT_ID.sub("_", name).strip("_") or "paper"
+
+
+_NOT_ID = re.compile(r"[^\w.\-]+")
+
+
+def _pdf_files(root: Path, problems: list[str]) -> list[Path]:
+    """The ``*.pdf`` files under the folder ``root`` (recursive, sorted, absolute), following
+    symbolic links to folders. A folder that cannot be read, a link that loops (to itself or to
+    a folder above it) and a ``.pdf`` link that points nowhere are each one line in
+    ``problems`` and skipped."""
+    files: list[Path] = []
+    walked: set[tuple[int, int]] = set()
+
+    def walk(folder: Path, above: frozenset) -> None:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            problems.append(f"{folder}: folder cannot be read ({exc.strerror or exc}): fix its permissions "
+                            f"(chmod +rx) to ingest its PDFs")
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                st = path.stat()  # follows links
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    problems.append(f"{path}: symbolic link loop: skipped (point the link at a file or folder)")
+                elif entry.is_symlink() and path.suffix.lower() == ".pdf":
+                    problems.append(f"{path}: symbolic link to a missing file ({os.readlink(path)}): skipped")
+                elif path.suffix.lower() == ".pdf":
+                    problems.append(f"{path}: cannot be read ({exc.strerror or exc}): skipped")
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                key = (st.st_dev, st.st_ino)
+                if key in above:
+                    problems.append(f"{path}: symbolic link loop (it points to {path.resolve()}, a folder above "
+                                    f"it): not followed")
+                elif key not in walked:  # a folder reached by two links is read once
+                    walked.add(key)
+                    walk(path, above | {key})
+            elif stat.S_ISREG(st.st_mode) and path.suffix.lower() == ".pdf":
+                files.append(path.absolute())
+
+    st = root.stat()
+    walked.add((st.st_dev, st.st_ino))
+    walk(root, frozenset({(st.st_dev, st.st_ino)}))
+    return sorted(files)
+
+
+def discover(pdf_dir: Path, metadata: dict[str, PaperMeta],
+             problems: Optional[list[str]] = None) -> list[tuple[str, Path, Optional[PaperMeta]]]:
+    """PDF files under ``pdf_dir`` (recursive, see :func:`_pdf_files`) with their paper ids.
 
     ``pdf_dir`` may also be one PDF file. The id is the metadata ``paper_id`` when a metadata
-    line matches the file (by ``pdf`` or by id = file stem); else the file stem; files whose
-    stems collide (``<id>/paper.pdf`` layouts) take their parent folder's name. Paths are
-    absolute. Raises FileNotFoundError when ``pdf_dir`` does not exist or holds no PDF.
+    line matches the file (by the file name of its ``pdf``, or by id = file stem); else
+    :func:`paper_id_from_name` of the file stem; files whose stems collide (``<id>/paper.pdf``
+    layouts) take their parent folder's name. Paths are absolute. Appends to ``problems`` one
+    line per unreadable folder, symlink loop, and metadata line whose ``pdf`` names no file found.
+    Raises BadInputError when ``pdf_dir`` does not exist or holds no PDF.
     """
     pdf_dir = Path(pdf_dir)
+    problems = [] if problems is None else problems
     if pdf_dir.is_file() and pdf_dir.suffix.lower() == ".pdf":
         files = [pdf_dir.absolute()]
     elif pdf_dir.is_dir():
-        files = sorted(p.absolute() for p in pdf_dir.rglob("*") if p.is_file() and p.suffix.lower() == ".pdf")
+        files = _pdf_files(pdf_dir, problems)
     elif pdf_dir.exists():
         raise BadInputError(f"{pdf_dir} is not a PDF file or a folder: pass a folder of PDF files")
     else:
         raise BadInputError(f"PDF folder not found: {pdf_dir}: pass a folder of PDF files")
     if not files:
-        raise BadInputError(f"no PDF files under {pdf_dir}: pass a folder that holds *.pdf files")
+        why = f" ({'; '.join(problems)})" if problems else ""
+        raise BadInputError(f"no PDF files under {pdf_dir}{why}: pass a folder that holds *.pdf files")
     stems: dict[str, int] = {}
     for p in files:
         stems[p.stem] = stems.get(p.stem, 0) + 1
@@ -143,8 +211,13 @@ def discover(pdf_dir: Path, metadata: dict[str, PaperMeta]) -> list[tuple[str, P
         meta = by_pdf.get(p.name) or metadata.get(p.stem)
         if meta is None and stems[p.stem] > 1:
             meta = metadata.get(p.parent.name)
-        pid = meta.paper_id if meta else (p.stem if stems[p.stem] == 1 else p.parent.name)
+        pid = meta.paper_id if meta else paper_id_from_name(p.stem if stems[p.stem] == 1 else p.parent.name)
         out.append((pid, p, meta))
+    names = {p.name for p in files}
+    for name, m in sorted(by_pdf.items(), key=lambda kv: kv[1].where):
+        if name not in names:
+            problems.append(f"{m.where or 'metadata'}: pdf {m.pdf!r} is not under {pdf_dir}: the line is used for "
+                            f"no file (fix the file name)")
     return out
 
 
@@ -170,6 +243,8 @@ def process(job: Job) -> dict:
         parsed, pdf = _parse(job)
     except BadInputError as exc:
         return {"paper_id": job.paper_id, "file": job.pdf, "error": str(exc)}
+    except OSError as exc:  # gone or made unreadable since it was hashed
+        return {"paper_id": job.paper_id, "file": job.pdf, "error": _unreadable(Path(job.pdf), exc)}
     except Exception as exc:  # a parser bug on one file must not stop the corpus
         return {"paper_id": job.paper_id, "file": job.pdf,
                 "error": f"{Path(job.pdf).name}: parser error ({type(exc).__name__}: {exc}): please report it"}
@@ -224,20 +299,85 @@ def _journaled(journal: Path, key: str) -> bool:
         return False  # a torn journal entry: parse again
 
 
+def _unreadable(pdf: Path, exc: OSError) -> str:
+    """The one-line failure of a PDF that cannot be read."""
+    return f"{pdf.name}: cannot be read ({exc.strerror or exc}): fix its permissions (chmod +r) or remove it"
+
+
+def _corpus_hashes(out_dir: Path) -> dict[str, tuple[str, str]]:
+    """``{sha256: (paper_id, file)}`` of the PDF papers in the corpus folder's ``papers.jsonl``
+    (the smallest id when several share a hash); empty when there is none."""
+    path = out_dir / "papers.jsonl"
+    out: dict[str, tuple[str, str]] = {}
+    if not path.is_file():
+        return out
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                paper = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            src = paper.get("source") or {}
+            if paper.get("parser") != "metadata" and src.get("sha256"):
+                pid = paper["paper_id"]
+                if src["sha256"] not in out or pid < out[src["sha256"]][0]:
+                    out[src["sha256"]] = (pid, src.get("file") or "")
+    return out
+
+
+def _winners(hashed: list[tuple[str, Path, Optional[PaperMeta], str]],
+             existing: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """``{sha256: paper_id}``: the one paper of each set of byte-identical PDFs. A paper of the
+    corpus with those bytes keeps them (so adding a copy never renames a paper), unless its PDF
+    is one of this run's files under another id (its id changed); else the smallest id wins."""
+    groups: dict[str, set[str]] = {}
+    for pid, _pdf, _meta, digest in hashed:
+        groups.setdefault(digest, set()).add(pid)
+    files = {str(pdf) for _pid, pdf, _meta, _digest in hashed}
+    out = {}
+    for digest, ids in groups.items():
+        ex = existing.get(digest)
+        out[digest] = ex[0] if ex and (ex[0] in ids or ex[1] not in files) else min(ids)
+    return out
+
+
 def _plan(found: list[tuple[str, Path, Optional[PaperMeta]]], out_dir: Path, parser: str, images: bool,
-          report: IngestReport) -> list[Job]:
-    """The jobs of the files :func:`discover` found: a second file with a paper id already seen
-    is a failure; a file whose journal entry has the same key is counted ``unchanged``."""
+          report: IngestReport) -> tuple[list[Job], dict[str, str]]:
+    """The jobs of the files :func:`discover` found, and ``{sha256: paper_id}`` of the papers
+    kept (:func:`_winners`). A file that cannot be read, or a second file with a paper id
+    already seen, is a failure; a file with the bytes of another paper is a duplicate (one
+    paper per content); a file whose journal entry has the same key is counted ``unchanged``."""
     state = out_dir / ".state"
+    hashed = []
+    for pid, pdf, meta in found:
+        try:
+            hashed.append((pid, pdf, meta, sha256_of(pdf)))
+        except OSError as exc:
+            report.failures.append((str(pdf), _unreadable(pdf, exc)))
+    existing = _corpus_hashes(out_dir)
+    winners = _winners(hashed, existing)
     jobs: list[Job] = []
     seen: set[str] = set()
+    kept: dict[str, Path] = {}  # sha256 -> the file planned for it
+    win_file: dict[str, Path] = {}  # sha256 -> the file of its winner in this run
+    for pid, pdf, _meta, digest in hashed:
+        if winners[digest] == pid:
+            win_file.setdefault(digest, pdf)
     code = _code_version()
-    for pid, pdf, meta in found:
+    for pid, pdf, meta, digest in hashed:
+        win = winners[digest]
+        if win != pid or digest in kept:
+            if digest in kept or digest in win_file:
+                line = f"the same bytes as {kept.get(digest, win_file[digest]).name}: ingested once, as paper {win!r}"
+            else:
+                line = f"the same bytes as paper {win!r}, already in the corpus: not added again"
+            report.duplicates.append((str(pdf), f"{pdf.name}: {line}"))
+            continue
         if pid in seen:
             report.failures.append((str(pdf), f"{pdf.name}: duplicate paper id {pid!r}: rename the file or fix --metadata"))
             continue
         seen.add(pid)
-        digest = sha256_of(pdf)
+        kept[digest] = pdf
         meta_json = meta.model_dump(mode="json") if meta else None
         key = hashlib.sha1(
             json.dumps([code, parser, digest, meta_json, images], sort_keys=True).encode()
@@ -246,7 +386,7 @@ def _plan(found: list[tuple[str, Path, Optional[PaperMeta]]], out_dir: Path, par
             report.unchanged += 1
             continue
         jobs.append(Job(pid, str(pdf), digest, parser, str(out_dir), images, meta_json, key))
-    return jobs
+    return jobs, winners
 
 
 def _record(entry: dict, state: Path, report: IngestReport) -> None:
@@ -286,10 +426,10 @@ def _prune(out_dir: Path, keep: set[str], report: IngestReport) -> None:
             report.pruned += 1
 
 
-def _finish(out_dir: Path, report: IngestReport, t0: float) -> IngestReport:
-    """Rewrite the corpus files from the journal, time the run from ``t0`` (``time.perf_counter``)
-    and write ``report.json``."""
-    _merge(out_dir, report)
+def _finish(out_dir: Path, report: IngestReport, t0: float, winners: Optional[dict[str, str]] = None) -> IngestReport:
+    """Rewrite the corpus files from the journal (``winners``: see :func:`_merge`), time the run
+    from ``t0`` (``time.perf_counter``) and write ``report.json``."""
+    _merge(out_dir, report, winners or {})
     report.seconds = time.perf_counter() - t0
     (out_dir / "report.json").write_text(json.dumps(asdict(report), indent=2), encoding="utf-8")
     return report
@@ -309,11 +449,14 @@ def ingest_corpus(
     """Parse every PDF under ``pdf_dir`` into the corpus folder ``out_dir`` (see module doc).
 
     ``parser``: a name of :data:`PARSERS`. ``workers``: parser processes (default: CPU count;
-    1 parses in this process). Bad files are reported in ``IngestReport.failures`` and skipped.
+    1 parses in this process). Bad or unreadable files are reported in ``IngestReport.failures``
+    and skipped; of byte-identical PDFs one paper is made, the others are reported in
+    ``duplicates``; bad metadata lines, unreadable folders and symlink loops in ``problems``.
+    Ids made from file names are :func:`paper_id_from_name` of the stem.
     ``prune``: drop papers of earlier runs whose PDF is not under ``pdf_dir`` (by default the
     corpus only grows, so that several folders can be added one after another). Raises
     FileNotFoundError for a missing folder or one without PDFs, NotADirectoryError when
-    ``out_dir`` is a file, ``ingest.metadata.MetadataError`` for a bad metadata file, ValueError
+    ``out_dir`` is a file, ``ingest.metadata.MetadataError`` for a missing metadata file, ValueError
     for an unknown parser (:class:`ingest.parsers.UnknownParserError`) or a worker count below 1.
     """
     get_parser(parser)
@@ -323,14 +466,16 @@ def ingest_corpus(
     out_dir = _corpus_folder(out_dir)
     state = out_dir / ".state"
     state.mkdir(parents=True, exist_ok=True)
-    metadata = load_metadata(metadata_file) if metadata_file else {}
-    found = discover(pdf_dir, metadata)
-    report = IngestReport(files=len(found))
-    jobs = _plan(found, out_dir, parser, images, report)
+    problems: list[str] = []
+    metadata = load_metadata(metadata_file, problems) if metadata_file else {}
+    found = discover(pdf_dir, metadata, problems)
+    report = IngestReport(files=len(found), problems=problems)
+    jobs, winners = _plan(found, out_dir, parser, images, report)
     _run(jobs, workers, progress, lambda entry: _record(entry, state, report))
     if prune:
-        _prune(out_dir, {pid for pid, _, _ in found}, report)
-    return _finish(out_dir, report, t0)
+        copies = {f for f, _ in report.duplicates}
+        _prune(out_dir, {pid for pid, pdf, _ in found if str(pdf) not in copies}, report)
+    return _finish(out_dir, report, t0, winners)
 
 
 def ingest_metadata_only(metadata_file: Path, out_dir: Path) -> IngestReport:
@@ -342,15 +487,17 @@ def ingest_metadata_only(metadata_file: Path, out_dir: Path) -> IngestReport:
     ``title_abstract`` chunk on page 1, journaled like a parsed PDF, so that title-based lanes
     (paper BM25, dense title search, SPECTER2 neighbours) work; full-text lanes find nothing in
     them. A paper already ingested from its PDF is left as it is. Lines without a title are
-    reported in ``failures``. Raises ``ingest.metadata.MetadataError`` for a bad file and
+    reported in ``failures``, bad lines in ``problems`` (:func:`ingest.metadata.load_metadata`).
+    Raises ``ingest.metadata.MetadataError`` for a missing or unreadable file and
     NotADirectoryError when ``out_dir`` is a file.
     """
     t0 = time.perf_counter()
     out_dir = _corpus_folder(out_dir)
-    metas = {m.paper_id: m for m in load_metadata(metadata_file).values()}
+    problems: list[str] = []
+    metas = {m.paper_id: m for m in load_metadata(metadata_file, problems).values()}
     state = out_dir / ".state"
     state.mkdir(parents=True, exist_ok=True)
-    report = IngestReport(files=len(metas))
+    report = IngestReport(files=len(metas), problems=problems)
     code = _code_version()
     for pid, meta in sorted(metas.items()):
         if not meta.title:
@@ -382,8 +529,11 @@ def ingest_metadata_only(metadata_file: Path, out_dir: Path) -> IngestReport:
     return _finish(out_dir, report, t0)
 
 
-def _merge(out_dir: Path, report: IngestReport) -> None:
-    """Rewrite papers/chunks/references JSONL from the journal, resolving references."""
+def _merge(out_dir: Path, report: IngestReport, winners: dict[str, str]) -> None:
+    """Rewrite papers/chunks/references JSONL from the journal, resolving references. Of journal
+    entries parsed from byte-identical PDFs (left by an earlier version or an interrupted run)
+    one is kept: ``winners[sha256]`` when it is among them, else the smallest id; each other is
+    left out with a warning."""
     entries = []
     for path in sorted((out_dir / ".state").glob("*.json")):
         try:
@@ -391,6 +541,7 @@ def _merge(out_dir: Path, report: IngestReport) -> None:
         except json.JSONDecodeError:
             report.warnings.append(f"{path.name}: torn journal entry skipped; it re-parses on the next run")
     entries.sort(key=lambda e: e["paper_id"])
+    entries = _one_per_content(entries, winners, report)
     resolver = TitleResolver({e["paper_id"]: e["paper"]["title"] for e in entries})
     papers: list = []
     chunks: list = []
@@ -406,9 +557,29 @@ def _merge(out_dir: Path, report: IngestReport) -> None:
     report.references = len(records)
     report.resolved_references = sum(r.cited_paper_id is not None for r in records)
     report.papers, report.chunks = len(papers), len(chunks)
+    clear_stamp(out_dir)  # ingest/stamp.py: no version while the three files are being rewritten
     write_lines_atomic(out_dir / "papers.jsonl", papers)
     write_lines_atomic(out_dir / "chunks.jsonl", chunks)
     write_lines_atomic(out_dir / "references.jsonl", refs)
+    write_stamp(out_dir, corpus_version(papers, chunks, refs))
+
+
+def _one_per_content(entries: list[dict], winners: dict[str, str], report: IngestReport) -> list[dict]:
+    """``entries`` (sorted by id) without the PDF papers whose bytes another kept entry has."""
+    by_hash: dict[str, list[str]] = {}
+    for e in entries:
+        src = e["paper"].get("source") or {}
+        if e["paper"].get("parser") != "metadata" and src.get("sha256"):
+            by_hash.setdefault(src["sha256"], []).append(e["paper_id"])
+    drop: dict[str, str] = {}
+    for digest, ids in by_hash.items():
+        if len(ids) > 1:
+            keep = winners[digest] if winners.get(digest) in ids else ids[0]
+            drop.update((pid, keep) for pid in ids if pid != keep)
+    for pid, keep in sorted(drop.items()):
+        report.warnings.append(f"{pid}: parsed from the same PDF bytes as {keep}: left out of the corpus "
+                               f"(`lit3r ingest PDF_DIR --prune` drops it)")
+    return [e for e in entries if e["paper_id"] not in drop]
 
 
 class PaperRecords:

@@ -3,17 +3,18 @@
 One JSON object per line with ``paper_id``, ``title``, ``authors``, ``venue``, ``year``,
 ``abstract``, ``pdf`` (file name or path of the PDF, relative to the PDF folder). The field names
 of LitTraceQA-style manifests are accepted too (``id`` for ``paper_id``, ``venue_or_arxiv`` for
-``venue``). A line that does not validate raises :class:`MetadataError` naming the line.
+``venue``). Bad lines are reported one by one with their line number (:func:`load_metadata`).
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Iterator, Optional
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from graph.errors import Lit3rError
 
@@ -33,6 +34,13 @@ class PaperMeta(BaseModel):
     year: Optional[int] = None
     abstract: Optional[str] = None
     pdf: Optional[str] = None
+    #: ``"FILE:LINE"`` of the line this came from ("" when built otherwise); not part of the dump.
+    _where: str = PrivateAttr(default="")
+
+    @property
+    def where(self) -> str:
+        """``"FILE:LINE"`` of the metadata line (for messages), or ""."""
+        return self._where
 
     @field_validator("authors", mode="before")
     @classmethod
@@ -55,37 +63,93 @@ class PaperMeta(BaseModel):
         return name if name and name.lower() not in ("unknown", "none", "n") else None
 
 
-def load_metadata(path: Path) -> dict[str, PaperMeta]:
+def load_metadata(path: Path, problems: Optional[list[str]] = None) -> dict[str, PaperMeta]:
     """Read a metadata JSONL file; returns ``{key: PaperMeta}`` keyed by both ``paper_id`` and
     the PDF file stem (when ``pdf`` is given), so either can be matched to a file.
 
-    Raises MetadataError for a missing file, bad JSON or an invalid line.
+    The file is UTF-8 (a UTF-8 byte-order mark is accepted; a UTF-16 file with its byte-order
+    mark is read as UTF-16). Each bad line is one problem ``"FILE:LINE: what: what to do"``: a
+    line that is not UTF-8, not JSON or not a JSON object, a line that does not validate, a
+    ``paper_id`` already on an earlier line, a ``pdf`` already named by an earlier line (the
+    earlier line wins). With a ``problems`` list, problems are appended to it and the bad lines
+    skipped; without one, the first raises :class:`MetadataError`. A missing file or a folder
+    always raises MetadataError.
     """
     path = Path(path)
     if not path.is_file():
         what = "is a folder" if path.is_dir() else "not found"
         raise MetadataError(f"metadata file {what}: {path}: pass a JSONL file to --metadata")
+
+    def problem(message: str) -> None:
+        if problems is None:
+            raise MetadataError(message)
+        problems.append(message)
+
     out: dict[str, PaperMeta] = {}
-    with path.open(encoding="utf-8") as fh:
+    first_line: dict[str, int] = {}  # paper_id -> line
+    pdf_line: dict[str, int] = {}  # pdf file name -> line
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise MetadataError(f"metadata file {path} cannot be read ({exc.strerror or exc}): fix its permissions "
+                            f"or pass another file to --metadata") from None
+    for no, line in _lines(path, data, problem):
+        if not line.strip():
+            continue
+        where = f"{path}:{no}"
         try:
-            lines = list(fh)
-        except UnicodeDecodeError:
-            raise MetadataError(f"{path}: not a UTF-8 text file: pass a JSONL file to --metadata") from None
-        for no, line in enumerate(lines, start=1):
-            if not line.strip():
+            row = json.loads(line)
+            if not isinstance(row, dict):
+                problem(f"{where}: not a JSON object (a {type(row).__name__}): write one object per line")
                 continue
-            try:
-                meta = PaperMeta.model_validate(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise MetadataError(f"{path}:{no}: not valid JSON ({exc.msg} at column {exc.colno}): fix or remove the line") from None
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                field = ".".join(str(x) for x in err["loc"]) or "line"
-                raise MetadataError(f"{path}:{no}: field {field!r}: {err['msg']}: fix or remove the line") from None
-            out[meta.paper_id] = meta
-            if meta.pdf:
-                out.setdefault(Path(meta.pdf).stem, meta)
+            meta = PaperMeta.model_validate(row)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            problem(f"{where}: not valid JSON ({getattr(exc, 'msg', 'nested too deeply')} at column "
+                    f"{getattr(exc, 'colno', 1)}): fix or remove the line")
+            continue
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(x) for x in err["loc"]) or "line"
+            problem(f"{where}: field {field!r}: {err['msg']}: fix or remove the line")
+            continue
+        if meta.paper_id in first_line:
+            problem(f"{where}: paper_id {meta.paper_id!r} is already on line {first_line[meta.paper_id]}: this "
+                    f"line is ignored (remove it or give it another id)")
+            continue
+        pdf_name = Path(meta.pdf).name if meta.pdf else None
+        if pdf_name and pdf_name in pdf_line:
+            problem(f"{where}: pdf {meta.pdf!r} is already named on line {pdf_line[pdf_name]}: this line is "
+                    f"ignored (one line per PDF)")
+            continue
+        meta._where = where
+        first_line[meta.paper_id] = no
+        out[meta.paper_id] = meta
+        if meta.pdf and pdf_name:
+            pdf_line[pdf_name] = no
+            out.setdefault(Path(meta.pdf).stem, meta)
     return out
+
+
+def _lines(path: Path, data: bytes, problem: Callable[[str], None]) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of the bytes ``data`` of the metadata file ``path``: UTF-8 with or
+    without a byte-order mark, or UTF-16 with one; a line that is not UTF-8 is passed to
+    ``problem`` and left out."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError:
+            problem(f"{path}: not a valid UTF-16 file: save it as UTF-8")
+            return
+        yield from enumerate(text.splitlines(), start=1)
+        return
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    for no, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            yield no, raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problem(f"{path}:{no}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}): save the "
+                    f"file as UTF-8")
 
 
 #: The venue abbreviations recognised on page 1 and in questions (one regex alternation).

@@ -3,6 +3,7 @@ with one line that says how to write it."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from typing import Any, Optional
@@ -35,18 +36,28 @@ def options_dict(pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
 
 
 class PaperIdsType(click.ParamType):
-    """``--papers ID,ID`` -> the list of paper ids."""
+    """``--papers ID,ID`` -> the list of paper ids. An id holding a comma, a space or a double
+    quote is written in double quotes, a quote in it doubled (CSV quoting):
+    ``--papers '2007.14062,"my paper, v2"'``. Ids made from file names never need quotes
+    (:func:`ingest.corpus.paper_id_from_name`)."""
 
     name = "ID,ID"
 
     def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> list[str]:
         if isinstance(value, list):
             return value
-        ids = [p.strip() for p in str(value).split(",") if p.strip()]
+        text = str(value)
+        try:
+            fields = next(csv.reader([text], skipinitialspace=True, strict=True), [])
+        except csv.Error:
+            self.fail(f"bad quoting in --papers {text!r}: put an id with a comma or space in double quotes, "
+                      f'e.g. --papers \'2007.14062,"my paper, v2"\'', param, ctx)
+        ids = [p.strip() for p in fields if p.strip()]
         if not ids:
             self.fail("--papers is empty: pass ids like 2007.14062,1706.03762", param, ctx)
-        if any(len(p.split()) > 1 for p in ids):
-            self.fail("separate paper ids with commas, e.g. 2007.14062,1706.03762", param, ctx)
+        if '"' not in text and any(len(p.split()) > 1 for p in ids):
+            self.fail("separate paper ids with commas, e.g. 2007.14062,1706.03762 (an id with a space goes in "
+                      "double quotes)", param, ctx)
         return ids
 
 

@@ -9,6 +9,8 @@ import pytest
 from lit3r.config import load_settings
 from lit3r.errors import ConfigError, InputError
 from lit3r.littraceqa.batch import _drop_torn_line, done_ids, read_inputs
+from lit3r.littraceqa.inputs import scan_inputs
+from tests.conftest import SHARED
 
 
 @pytest.mark.parametrize("name, value, message", [
@@ -46,20 +48,71 @@ def test_config_paths_that_are_not_files(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("line, message", [
-    ('{"query_id": ["a"], "question": "q"}', 'string "query_id"'),
-    ('{"query_id": 1, "question": "q"}', 'string "query_id"'),
-    ('{"query_id": "a", "question": "q", "answer_types": "freeform"}', '"answer_types" must be a list'),
-    ('{"query_id": "a", "question": "q", "answer_types": ["bogus"]}', '"answer_types" must be a list'),
-    ('{"query_id": "a", "question": "q", "multiple_choice_options": ["A", "B"]}', '"multiple_choice_options"'),
-    ('{"query_id": "a", "question": "q", "multiple_choice_options": [{"label": "A"}]}', '"multiple_choice_options"'),
-    ('{"query_id": "a", "question": "q", "table_schema": "bad"}', '"table_schema"'),
+    ('{"query_id": ["a"], "question": "q"}', 'field "query_id": input should be a valid string'),
+    ('{"query_id": 1, "question": "q"}', 'field "query_id": input should be a valid string'),
+    ('{"query_id": "a"}', '(query_id \'a\'): field "question": missing'),
+    ('{"query_id": "a", "question": "  "}', 'field "question": is empty'),
+    ('{"query_id": "a", "question": "q", "answer_types": "freeform"}', 'field "answer_types": input should be a valid list'),
+    ('{"query_id": "a", "question": "q", "answer_types": []}', 'field "answer_types": list should have at least 1'),
+    ('{"query_id": "a", "question": "q", "answer_types": ["bogus"]}',
+     'field "answer_types[0]": \'bogus\' is not one of \'freeform\', \'multiple_choice\' or \'table\''),
+    ('{"query_id": "a", "question": "q", "multiple_choice_options": ["A", "B"]}',
+     'field "multiple_choice_options[0]": input should be a valid dictionary'),
+    ('{"query_id": "a", "question": "q", "multiple_choice_options": [{"label": "A", "text": "x"}, {"label": "B"}]}',
+     'field "multiple_choice_options[1].text": missing'),
+    ('{"query_id": "a", "question": "q", "multiple_choice_options": [{"label": "A", "text": "x"}, '
+     '{"label": "a", "text": "y"}]}', 'field "multiple_choice_options": label \'a\' is given twice'),
+    ('{"query_id": "a", "question": "q", "multiple_choice_options": [{"label": "A", "text": "x"}]}',
+     'field "multiple_choice_options": one option only'),
+    ('{"query_id": "a", "question": "q", "answer_types": ["multiple_choice"]}',
+     'field "multiple_choice_options": missing while answer_types has "multiple_choice"'),
+    ('{"query_id": "a", "question": "q", "table_schema": "bad"}', 'field "table_schema": input should be a valid list'),
+    ('{"query_id": "a", "question": "q", "table_schema": [{"name": "M", "type": "int"}]}',
+     'field "table_schema[0].type": \'int\' is not one of \'string\', \'number\' or \'boolean\''),
+    ('{"query_id": "a", "question": "q", "table_schema": [{"type": "number"}]}', 'field "table_schema[0].name": missing'),
+    ('{"query_id": "a", "question": "q", "table_schema": [{"name": "M"}, {"name": " m"}]}',
+     'field "table_schema": column \' m\' is given twice'),
+    ('{"query_id": "a", "question": "q", "table_schema": [{"name": "M", "is_row_key": "yes"}]}',
+     'field "table_schema[0].is_row_key": input should be a valid boolean'),
+    ('["a", "b"]', "not a JSON object (a list)"),
     ("[" * 30000 + "]" * 30000, "not valid JSON"),
 ])
-def test_malformed_question_lines_name_the_line(tmp_path, line, message):
+def test_each_bad_question_line_is_one_message_naming_line_and_field(tmp_path, line, message):
+    good = json.dumps({"query_id": "g", "question": "Which attention does Big Bird use?"})
     path = tmp_path / "q.jsonl"
-    path.write_text(line + "\n")
-    with pytest.raises(InputError, match=f"q.jsonl:1: .*{message[:20]}".replace("[", r"\[").replace('"', '"')):
+    path.write_text(good + "\n" + line + "\n" + good.replace('"g"', '"h"') + "\n")
+    rows, problems = scan_inputs(path)
+    assert [r["query_id"] for r in rows] == ["g", "h"]  # the rest of the batch goes on
+    assert len(problems) == 1 and problems[0].startswith(f"{path}:2") and message in problems[0], problems
+    assert "\n" not in problems[0] and len(problems[0]) < 400
+    with pytest.raises(InputError, match="q.jsonl:2"):  # all or nothing: what --fail-fast runs
         read_inputs(path)
+
+
+def test_a_whole_batch_file_is_checked_line_by_line(tmp_path):
+    path = tmp_path / "q.jsonl"
+    rows = [{"query_id": "q1", "question": "x", "answer_types": ["essay"]},
+            {"query_id": "q2", "question": "x", "answer_types": ["table", "table"],
+             "table_schema": [{"name": "Method", "is_row_key": True}, {"name": "Score", "type": "number"}],
+             "task_family": "kept"},
+            {"query_id": "q1", "question": "fixed later, it would clash"},
+            {"query_id": "q3", "question": "x", "multiple_choice_options": [{"label": "A", "text": "1"},
+                                                                             {"label": "B", "text": "2"}],
+             "answer_types": ["multiple_choice"]}]
+    path.write_bytes(b"\xef\xbb\xbf" + "\n".join(json.dumps(r) for r in rows).encode() + b"\n{broken\n\n")
+    good, problems = scan_inputs(path)  # a UTF-8 byte-order mark is accepted
+    assert [r["query_id"] for r in good] == ["q2", "q3"]
+    assert good[0]["answer_types"] == ["table"] and good[0]["task_family"] == "kept"
+    assert good[0]["table_schema"][1] == {"name": "Score", "type": "number", "is_row_key": False}
+    assert [p.split(": ", 1)[0] for p in problems] == [f"{path}:1 (query_id 'q1')", f"{path}:3", f"{path}:5"]
+    assert "'q1' is already on line 1" in problems[1]
+    # the dev, validation and test inputs are all valid
+    for name in ("corpus/questions_dev_inputs.jsonl", "littraceqa/validation_inputs.jsonl",
+                 "littraceqa/test_inputs.jsonl"):
+        f = SHARED / name
+        if f.is_file():
+            ok, bad = scan_inputs(f)
+            assert bad == [] and len(ok) == sum(1 for line in f.open() if line.strip()), name
 
 
 def test_non_utf8_inputs_and_outputs(tmp_path):

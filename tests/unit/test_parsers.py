@@ -62,16 +62,17 @@ def test_plan_skips_duplicates_and_unchanged_files(shared_data, tmp_path):
     (out / ".state").mkdir(parents=True)
     found = [("a", PDF, None), ("a", PDF.with_name("1810.04805.pdf"), None), ("b", PDF, None)]
     report = IngestReport(files=3)
-    jobs = corpus._plan(found, out, "pymupdf", False, report)
-    assert [(j.paper_id, j.parser, j.images, j.meta) for j in jobs] == [("a", "pymupdf", False, None),
-                                                                        ("b", "pymupdf", False, None)]
-    assert jobs[0].sha256 == corpus.sha256_of(PDF) and jobs[0].key == jobs[1].key  # same file and settings
+    jobs, kept = corpus._plan(found, out, "pymupdf", False, report)
+    # "b" has the bytes of "a": one paper per content, the copy reported
+    assert [(j.paper_id, j.parser, j.images, j.meta) for j in jobs] == [("a", "pymupdf", False, None)]
+    assert jobs[0].sha256 == corpus.sha256_of(PDF) and kept[jobs[0].sha256] == "a"
+    assert [d for d, _ in report.duplicates] == [str(PDF)] and "ingested once, as paper 'a'" in report.duplicates[0][1]
     assert report.failures == [(str(found[1][1]), "1810.04805.pdf: duplicate paper id 'a': rename the file or fix --metadata")]
     (out / ".state" / "a.json").write_text(json.dumps({"key": jobs[0].key}))
     again = IngestReport()
-    assert [j.paper_id for j in corpus._plan(found[:1], out, "pymupdf", False, again)] == []
+    assert [j.paper_id for j in corpus._plan(found[:1], out, "pymupdf", False, again)[0]] == []
     assert again.unchanged == 1
-    assert corpus._plan(found[:1], out, "pymupdf", True, IngestReport())[0].key != jobs[0].key  # images on
+    assert corpus._plan(found[:1], out, "pymupdf", True, IngestReport())[0][0].key != jobs[0].key  # images on
 
 
 def test_record_run_and_prune(shared_data, tmp_path):
@@ -83,7 +84,7 @@ def test_record_run_and_prune(shared_data, tmp_path):
     bad = Job("bad", str(tmp_path / "missing.pdf"), "", "pymupdf", str(out), False, None, "k")
     corpus._run([job, bad], 1, False, lambda entry: corpus._record(entry, state, report))
     assert (report.parsed, report.pages_parsed) == (1, 15)
-    assert report.failures[0][0] == bad.pdf and "parser error (FileNotFoundError" in report.failures[0][1]
+    assert report.failures[0][0] == bad.pdf and "missing.pdf: cannot be read" in report.failures[0][1]
     entry = json.loads((state / "cs%2F0112017.json").read_text(encoding="utf-8"))
     assert entry["paper"]["title"] == "Attention Is All You Need" and entry["key"] == "k"
     (state / "pool.json").write_text(json.dumps({"paper": {"parser": "metadata"}}))
