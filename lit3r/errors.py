@@ -29,11 +29,51 @@ class ModelError(Lit3rError):
 
 
 class LLMError(Lit3rError):
-    """An LLM call that failed for good (after retries and one repair)."""
+    """An LLM call that failed for good (after retries and one repair). ``kind``: the fault class
+    (:mod:`lit3r.llm.faults`: auth, quota, bad_request, rate_limit, server, timeout, connection,
+    overflow, length, refusal, invalid, budget, circuit_open); callers fall back on it."""
+
+    kind: str = "invalid"
+
+    def __init__(self, message: str, *, kind: str | None = None) -> None:
+        super().__init__(message)
+        if kind is not None:
+            self.kind = kind
 
 
 class TransientLLMError(LLMError):
-    """An LLM failure worth retrying: rate limit, timeout, connection error, 5xx."""
+    """An LLM failure worth retrying: rate limit, timeout, connection error, 5xx. ``retry_after``:
+    the seconds the server asked to wait (its ``retry-after`` header), None when it said nothing."""
+
+    kind = "server"
+
+    def __init__(self, message: str, *, kind: str | None = None, retry_after: float | None = None) -> None:
+        super().__init__(message, kind=kind)
+        self.retry_after = retry_after
+
+
+class FatalLLMError(LLMError):
+    """An LLM failure no retry can fix: ``kind`` auth (401/403), quota (429 insufficient_quota)
+    or bad_request (400/404/422); the message names the setting to fix."""
+
+    kind = "bad_request"
+
+
+class ContextOverflow(LLMError):
+    """The prompt does not fit the model's context window: ``requested`` / ``limit`` in tokens
+    (None when the server did not say)."""
+
+    kind = "overflow"
+
+    def __init__(self, message: str, *, requested: int | None = None, limit: int | None = None) -> None:
+        super().__init__(message)
+        self.requested, self.limit = requested, limit
+
+
+class LLMRefusal(LLMError):
+    """The model refused to answer (an OpenAI ``refusal``); not retried, not repaired."""
+
+    kind = "refusal"
 
 
 class BuildLocked(Lit3rError):
@@ -45,5 +85,6 @@ class ServersMismatch(Lit3rError):
 
 
 __all__ = ["Lit3rError", "NotBuiltError", "IndexDamaged", "BackendUnavailable", "UnknownIdError", "ConfigError",
-           "BadQuestion", "InputError", "ModelError", "LLMError", "TransientLLMError", "BuildLocked", "ServersMismatch",
+           "BadQuestion", "InputError", "ModelError", "LLMError", "TransientLLMError", "FatalLLMError",
+           "ContextOverflow", "LLMRefusal", "BuildLocked", "ServersMismatch",
            "CypherRefused"]

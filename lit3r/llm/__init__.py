@@ -1,3 +1,5 @@
-"""The LLM layer: :mod:`lit3r.llm.client` (the Chat seam, StructuredLLM, Usage) and
-:mod:`lit3r.llm.providers` (OpenAI-compatible endpoints, llama.cpp in process).
+"""The LLM layer: :mod:`lit3r.llm.client` (the Chat seam, StructuredLLM, Usage),
+:mod:`lit3r.llm.providers` (OpenAI-compatible endpoints, llama.cpp in process),
+:mod:`lit3r.llm.faults` (fault classes, waits, the circuit breaker), :mod:`lit3r.llm.fit`
+(prompts fitted to a context window) and :mod:`lit3r.llm.labels` (ids and labels written back).
 """

@@ -1,12 +1,18 @@
-"""The LLM client: one :class:`Chat` seam, validated JSON outputs, retries, a disk cache.
+"""The LLM client: one :class:`Chat` seam, validated JSON outputs, one retry layer, a disk cache.
 
-The providers behind the seam are in :mod:`lit3r.llm.providers`.
+The providers behind the seam are in :mod:`lit3r.llm.providers`; the fault classes, waits and
+the circuit breaker in :mod:`lit3r.llm.faults`; prompt fitting in :mod:`lit3r.llm.fit`.
 
 :class:`StructuredLLM` asks for JSON that validates against a pydantic model (JSON-schema response
-format where the server supports it), retries rate limits, timeouts and connection errors with
-exponential backoff (tenacity), repairs malformed JSON once, then raises :class:`LLMError`
-(callers catch it and continue). Answers are cached on disk keyed by model + messages + schema,
-so reruns are reproducible and free; tokens and cost are counted per question (:class:`Usage`).
+format where the server supports it). It is the only retry layer (the providers' SDKs retry
+nothing): fatal errors (auth, quota, bad request) fail at once; transient ones (rate limits with
+their ``retry-after``, 5xx, timeouts, connection errors) are retried with jittered waits while
+the question's budget (``llm.retry_budget_s``) lasts; an endpoint that keeps failing is not
+called again in the run (:class:`lit3r.llm.faults.Breaker`). A prompt over the context is shrunk
+once, a reply cut at ``max_tokens`` is asked again once with more, malformed JSON is repaired
+once; then :class:`LLMError` (``kind``: the fault class; callers catch it and fall back). Answers
+are cached on disk keyed by model + messages + schema, so reruns are reproducible and free;
+calls, tokens, cost, retries, faults and notes are counted per question (:class:`Usage`).
 """
 
 from __future__ import annotations
@@ -14,17 +20,24 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import json
+import logging
+import re
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Protocol, TypeVar
+from typing import Any, Callable, Iterator, Optional, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from graph.atomic import write_text_atomic
-from lit3r.errors import LLMError, TransientLLMError
+from lit3r.errors import ContextOverflow, LLMError, TransientLLMError
+from lit3r.llm.faults import OPENS_AT_ONCE, Breaker, backoff_wait
+from lit3r.llm.fit import shrink_messages
+
+__all__ = ["Chat", "Reply", "Usage", "StructuredLLM", "LLMError", "TransientLLMError", "track_usage", "in_context",
+           "parse_json", "first_line"]
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -32,11 +45,13 @@ T = TypeVar("T")
 
 @dataclass
 class Reply:
-    """One chat completion: text and token counts."""
+    """One chat completion: text, token counts and why it stopped (``finish_reason``: "stop",
+    "length" when cut at max_tokens, "" when the provider did not say)."""
 
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    finish_reason: str = ""
 
 
 class Chat(Protocol):
@@ -47,12 +62,16 @@ class Chat(Protocol):
     concurrent: bool
 
     def chat(self, messages: list[dict], schema: Optional[dict], max_tokens: int, temperature: float) -> Reply:
-        """Raises TransientLLMError for retryable failures, LLMError for the others."""
+        """Raises TransientLLMError for retryable failures, ContextOverflow for a prompt over the
+        context, LLMRefusal for a refusal, FatalLLMError or LLMError for the others."""
 
 
 @dataclass
 class Usage:
-    """LLM calls, tokens and cost (USD) of one question or run."""
+    """LLM calls, tokens and cost (USD) of one question or run; ``failures``: asks that raised,
+    ``faults``: their classes (:mod:`lit3r.llm.faults`), ``retries``: attempts retried,
+    ``lost_seconds``: time failed attempts and waits cost (the budget's measure), ``notes``: what
+    was adapted (prompt shrunk, more tokens)."""
 
     calls: int = 0
     cached: int = 0
@@ -61,6 +80,10 @@ class Usage:
     cost_usd: float = 0.0
     failures: int = 0
     seconds: float = 0.0
+    retries: int = 0
+    lost_seconds: float = 0.0
+    faults: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def add(self, other: "Usage") -> None:
         for k in self.__dataclass_fields__:
@@ -93,9 +116,15 @@ def in_context(fn: Callable[..., T]) -> Callable[..., T]:
 
 @dataclass
 class StructuredLLM:
-    """Validated JSON answers from a :class:`Chat` with retries, one repair and a disk cache.
+    """Validated JSON answers from a :class:`Chat`: one retry layer, a circuit breaker, the
+    length and overflow retries, one repair and a disk cache (module docstring).
 
-    ``cache_dir`` None disables the cache; ``price_in``/``price_out``: USD per 1M tokens.
+    ``cache_dir`` None disables the cache; ``price_in``/``price_out``: USD per 1M tokens;
+    ``retries``: retries per call at most; ``backoff``: the first wait in seconds (doubling,
+    jittered; a ``retry-after`` replaces it); ``budget_s``: seconds per question that failed
+    attempts and waits may cost (``llm.retry_budget_s``); ``breaker_failures``: consecutive failed
+    attempts that stop calling the endpoint for the rest of the run (0: never);
+    ``notify``: where the one-line notices go (default: the ``lit3r.llm`` logger, stderr).
     """
 
     chat: Chat
@@ -106,65 +135,160 @@ class StructuredLLM:
     temperature: float = 0.0
     price_in: float = 0.0
     price_out: float = 0.0
+    budget_s: float = 60.0
+    breaker_failures: int = 5
+    notify: Optional[Callable[[str], None]] = None
     usage: Usage = field(default_factory=Usage)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def _count(self, **deltas: float) -> None:
-        """Add to the usage counters (calls may run in several threads)."""
-        question = _QUESTION_USAGE.get()
+    def __post_init__(self) -> None:
+        self.breaker = Breaker(self.chat.name, self.breaker_failures, self._notify)
+
+    def _notify(self, line: str) -> None:
+        (self.notify or _log_line)(line)
+
+    def _count(self, scope: Usage, **deltas: Any) -> None:
+        """Add to the run's counters and to ``scope`` (the question's; calls may run in threads)."""
         with self._lock:
-            for k, v in deltas.items():
-                setattr(self.usage, k, getattr(self.usage, k) + v)
-                if question is not None:
-                    setattr(question, k, getattr(question, k) + v)
+            for target in (self.usage, scope) if scope is not self.usage else (self.usage,):
+                for k, v in deltas.items():
+                    setattr(target, k, getattr(target, k) + v)
 
     def ask(self, messages: list[dict], model: type[M]) -> M:
-        """The reply to ``messages`` parsed as ``model``. Raises LLMError when no valid reply
-        came after the retries and one repair attempt."""
+        """The reply to ``messages`` parsed as ``model``. Raises LLMError (``kind``:
+        :mod:`lit3r.llm.faults`) when no valid reply came: fatal errors at once, transient ones
+        after the retries or the question's budget, an open breaker without a call; a prompt that
+        does not fit the context is shrunk once (:mod:`lit3r.llm.fit`), a reply cut at
+        ``max_tokens`` is asked again once with more tokens, invalid JSON is repaired once."""
         schema = model.model_json_schema()
         key = hashlib.sha256(json.dumps([self.chat.name, messages, schema], sort_keys=True).encode()).hexdigest()
         cached = self._cache_get(key)
         if cached is not None:
             try:
-                self._count(cached=1)
-                return model.model_validate_json(cached)
+                out = model.model_validate_json(cached)
+                self._count(_QUESTION_USAGE.get() or self.usage, cached=1)
+                return out
             except ValidationError:
                 pass
-        reply = self._call(messages, schema)
+        scope = _QUESTION_USAGE.get() or Usage()  # the question's budget (one ask's when none is tracked)
         try:
-            out = _parse(reply.text, model)
-        except (ValidationError, ValueError) as exc:
-            repair = messages + [{"role": "assistant", "content": reply.text},
-                                 {"role": "user", "content": "That was not valid JSON for the requested format "
-                                  f"({first_line(exc)}). Reply again with only the JSON object."}]
-            reply = self._call(repair, schema)
-            try:
-                out = _parse(reply.text, model)
-            except (ValidationError, ValueError) as exc2:
-                self._count(failures=1)
-                raise LLMError(f"{self.chat.name} gave invalid JSON twice ({first_line(exc2)}): "
-                               "use a stronger model or check the endpoint") from None
+            out = self._ask(self._fit(messages, scope), schema, model, scope)
+        except LLMError as exc:
+            self._count(scope, failures=1, faults=[exc.kind])
+            raise
         self._cache_put(key, out.model_dump_json())
         return out
 
-    def _call(self, messages: list[dict], schema: dict) -> Reply:
-        from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
-
-        t = time.perf_counter()
+    def _ask(self, messages: list[dict], schema: dict, model: type[M], scope: Usage) -> M:
+        max_tokens = self.max_tokens
         try:
-            for attempt in Retrying(stop=stop_after_attempt(self.retries + 1), reraise=True,
-                                    retry=retry_if_exception_type(TransientLLMError),
-                                    wait=wait_exponential(multiplier=self.backoff, max=30 * self.backoff)):
-                with attempt:
-                    reply = self.chat.chat(messages, schema, self.max_tokens, self.temperature)
-        except TransientLLMError as exc:
-            self._count(failures=1)
-            raise LLMError(f"{self.chat.name}: still failing after {self.retries} retries ({exc})") from None
-        finally:
-            self._count(seconds=time.perf_counter() - t)
-        self._count(calls=1, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
-                    cost_usd=(reply.prompt_tokens * self.price_in + reply.completion_tokens * self.price_out) / 1e6)
-        return reply
+            reply = self._call(messages, schema, max_tokens, scope)
+        except ContextOverflow as exc:
+            smaller = shrink_messages(messages, _keep_fraction(exc.requested, exc.limit, max_tokens))
+            if smaller is None:
+                raise
+            messages, what = smaller
+            self._count(scope, notes=[f"{self.chat.name}: context overflow{_sizes(exc)}: {what}, asked again"])
+            reply = self._call(messages, schema, max_tokens, scope)  # a second overflow is raised
+        try:
+            return parse_json(reply.text, model)
+        except (ValidationError, ValueError) as exc:
+            problem = first_line(exc)
+        if reply.finish_reason == "length":
+            more = self._more_tokens(reply, max_tokens)
+            if more <= max_tokens:
+                raise LLMError(f"{self.chat.name}: the reply was cut at llm.max_tokens = {max_tokens} and the "
+                               "context leaves no room for more: raise llm.n_ctx or llm.max_tokens", kind="length")
+            self._count(scope, notes=[f"{self.chat.name}: reply cut at llm.max_tokens = {max_tokens}: asked again "
+                                      f"with {more} (raise llm.max_tokens)"])
+            max_tokens = more
+            reply = self._call(messages, schema, max_tokens, scope)
+            try:
+                return parse_json(reply.text, model)
+            except (ValidationError, ValueError) as exc:
+                if reply.finish_reason == "length":
+                    raise LLMError(f"{self.chat.name}: the reply was cut at {max_tokens} tokens twice: raise "
+                                   f"llm.max_tokens (now {self.max_tokens})", kind="length") from None
+                problem = first_line(exc)
+        repair = messages + [{"role": "assistant", "content": reply.text},
+                             {"role": "user", "content": "That was not valid JSON for the requested format "
+                              f"({problem}). Reply again with only the JSON object."}]
+        reply = self._call(repair, schema, max_tokens, scope)
+        try:
+            return parse_json(reply.text, model)
+        except (ValidationError, ValueError) as exc2:
+            cut = reply.finish_reason == "length"
+            fix = f"raise llm.max_tokens (now {self.max_tokens})" if cut else "use a stronger model or check the endpoint"
+            raise LLMError(f"{self.chat.name} gave invalid JSON twice ({first_line(exc2)}): {fix}",
+                           kind="length" if cut else "invalid") from None
+
+    def _fit(self, messages: list[dict], scope: Usage) -> list[dict]:
+        """``messages`` shrunk before the call when the provider can count tokens (``count_tokens``,
+        ``n_ctx``: the local provider) and the prompt plus ``max_tokens`` does not fit."""
+        count, n_ctx = getattr(self.chat, "count_tokens", None), getattr(self.chat, "n_ctx", None)
+        if count is None or not n_ctx:
+            return messages
+        tokens = count(messages)
+        if tokens + self.max_tokens <= n_ctx:
+            return messages
+        smaller = shrink_messages(messages, _keep_fraction(tokens, n_ctx, self.max_tokens))
+        if smaller is None:
+            return messages
+        self._count(scope, notes=[f"{self.chat.name}: prompt of {tokens} tokens + llm.max_tokens = {self.max_tokens} "
+                                  f"> llm.n_ctx = {n_ctx}: {smaller[1]}"])
+        return smaller[0]
+
+    def _more_tokens(self, reply: Reply, max_tokens: int) -> int:
+        """Twice ``max_tokens``, at most what the context leaves after the prompt (when known)."""
+        n_ctx = getattr(self.chat, "n_ctx", None)
+        more = 2 * max_tokens
+        if n_ctx and reply.prompt_tokens:
+            more = min(more, n_ctx - reply.prompt_tokens - 8)
+        return more
+
+    def _call(self, messages: list[dict], schema: dict, max_tokens: int, scope: Usage) -> Reply:
+        """One call with the retries: transient errors are retried (at most ``retries`` times,
+        jittered waits, ``retry-after`` honoured) while the question's budget lasts; every failed
+        attempt counts for the breaker, a success resets it."""
+        attempt = 0
+        while True:
+            self.breaker.check()
+            if scope.lost_seconds > 0 and scope.lost_seconds >= self.budget_s:
+                if "budget" not in scope.faults:
+                    self._notify(f"LLM {self.chat.name}: llm.retry_budget_s = {self.budget_s:g} s spent on failed calls "
+                                "for this question: its remaining LLM steps take the extractive answer")
+                raise LLMError(f"{self.chat.name}: llm.retry_budget_s = {self.budget_s:g} s of this question spent on "
+                               "failed calls: not called again for it", kind="budget")
+            t = time.perf_counter()
+            try:
+                reply = self.chat.chat(messages, schema, max_tokens, self.temperature)
+            except TransientLLMError as exc:
+                lost = time.perf_counter() - t
+                attempt += 1
+                opened = self.breaker.failure(exc)
+                wait = backoff_wait(attempt, self.backoff, max(0.0, self.budget_s), exc.retry_after)
+                left = self.budget_s - scope.lost_seconds - lost
+                if opened or attempt > self.retries or wait > left:
+                    self._count(scope, seconds=lost, lost_seconds=lost)
+                    why = ("the endpoint is not called again in this run" if opened else
+                           f"after {attempt} attempt(s)" if attempt > self.retries else
+                           f"the server asks to wait {exc.retry_after:g} s, beyond llm.retry_budget_s"
+                           if exc.retry_after is not None and exc.retry_after > left else
+                           f"llm.retry_budget_s = {self.budget_s:g} s spent")
+                    raise LLMError(f"{exc} ({why})", kind=exc.kind) from None
+                self._count(scope, seconds=lost, lost_seconds=lost + wait, retries=1)
+                time.sleep(wait)
+                continue
+            except LLMError as exc:
+                self._count(scope, seconds=time.perf_counter() - t)
+                if exc.kind in OPENS_AT_ONCE:
+                    self.breaker.failure(exc)
+                raise
+            self.breaker.success()
+            self._count(scope, seconds=time.perf_counter() - t, calls=1, prompt_tokens=reply.prompt_tokens,
+                        completion_tokens=reply.completion_tokens,
+                        cost_usd=(reply.prompt_tokens * self.price_in + reply.completion_tokens * self.price_out) / 1e6)
+            return reply
 
     def _cache_get(self, key: str) -> Optional[str]:
         if self.cache_dir is None:
@@ -185,10 +309,72 @@ def first_line(exc: Exception) -> str:
     return " ".join(str(exc).split())[:200]
 
 
-def _parse(text: str, model: type[M]) -> M:
-    """Parse the first JSON object in ``text`` (models wrap JSON in prose or code fences)."""
-    text = text.strip()
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        raise ValueError("no JSON object in the reply")
-    return model.model_validate_json(text[start : end + 1])
+def _keep_fraction(requested: Optional[int], limit: Optional[int], max_tokens: int) -> float:
+    """The share of the prompt to keep so that it and ``max_tokens`` fit ``limit`` (0.5 when the
+    sizes are unknown)."""
+    if not requested or not limit:
+        return 0.5
+    return min(0.9, max(0.05, 0.9 * (limit - max_tokens - 64) / requested))
+
+
+def _sizes(exc: ContextOverflow) -> str:
+    return f" ({exc.requested} > {exc.limit} tokens)" if exc.requested and exc.limit else ""
+
+
+def _log_line(line: str) -> None:
+    """A notice to the ``lit3r.llm`` logger (stderr unless logging is configured otherwise)."""
+    logging.getLogger("lit3r.llm").warning(line)
+
+
+_REASONING = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
+_REASONING_END = re.compile(r"</(?:think|thinking|reasoning)>", re.I)
+
+
+def parse_json(text: str, model: type[M]) -> M:
+    """The first balanced JSON object in ``text`` after any reasoning block (``<think>...</think>``,
+    which may hold braces; a reply that starts inside one and only closes it counts too), parsed
+    as ``model`` (models wrap JSON in prose or code fences; balanced braces that are not JSON, as
+    in prose, are skipped). Raises ValueError when there is no complete JSON object (none, or one
+    cut off), ValidationError when the first one does not fit ``model``."""
+    text = _REASONING.sub(" ", text)
+    ends = list(_REASONING_END.finditer(text))
+    if ends:
+        text = text[ends[-1].end():]
+    if re.search(r"<(think|thinking|reasoning)>", text, re.I):
+        raise ValueError("the reply ends inside an unclosed reasoning block, with no JSON object after it")
+    for start, end in _balanced(text):
+        if end < 0:
+            raise ValueError("the JSON object is cut off before its end")
+        try:
+            obj = json.loads(text[start:end])
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if isinstance(obj, dict):
+            return model.model_validate(obj)
+    raise ValueError("no JSON object in the reply")
+
+
+def _balanced(text: str) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each top-level ``{...}`` span of ``text`` (JSON strings respected);
+    a last span that never closes comes as ``(start, -1)``."""
+    depth, start, in_string, escape = 0, -1, False, False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"' and depth:
+            in_string = True
+        elif ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                yield start, i + 1
+    if depth:
+        yield start, -1

@@ -19,14 +19,18 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from lit3r.config import LLMSettings
-from lit3r.errors import LLMError, TransientLLMError
+from lit3r.errors import LLMError, LLMRefusal, TransientLLMError
 from lit3r.llm.client import Chat, Reply, first_line
+from lit3r.llm.faults import classify_openai, overflow_from_text
 
 
 class OpenAIChat:
     """OpenAI-compatible chat completions through the ``openai`` package.
 
-    ``azure_endpoint`` set: Azure OpenAI (``model`` = deployment, ``api_version`` needed).
+    ``azure_endpoint`` set: Azure OpenAI (``model`` = deployment, ``api_version`` needed). The SDK
+    retries nothing (``max_retries=0``): :class:`lit3r.llm.client.StructuredLLM` is the one retry
+    layer; errors are classified by :func:`lit3r.llm.faults.classify_openai`, a ``refusal`` is an
+    LLMRefusal.
     ``json_mode``: "schema" (OpenAI's json_schema response format), "object_schema" (json_object
     with a schema: llama.cpp server, vLLM), "object" (plain JSON mode) or "none".
     """
@@ -42,6 +46,7 @@ class OpenAIChat:
         self.name = f"openai:{model}"
         self.model = model
         self.json_mode = json_mode
+        self.timeout = timeout
         self.client: openai.OpenAI
         if azure_endpoint:
             self.client = openai.AzureOpenAI(azure_endpoint=azure_endpoint, api_version=api_version,
@@ -65,15 +70,17 @@ class OpenAIChat:
             r = self.client.chat.completions.create(model=self.model, messages=messages,  # type: ignore[arg-type]
                                                     max_tokens=max_tokens,
                                                     temperature=temperature, **kwargs)
-        except (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError,
-                openai.InternalServerError) as exc:
-            raise TransientLLMError(f"{type(exc).__name__}: {first_line(exc)}") from None
-        except openai.APIError as exc:
-            raise LLMError(f"{self.name}: {type(exc).__name__}: {first_line(exc)}: check the model name, key "
-                           "and endpoint") from None
-        text = (r.choices[0].message.content or "") if r.choices else ""
+        except openai.OpenAIError as exc:
+            raise classify_openai(exc, self.name, self.timeout) from None
+        if not r.choices:
+            raise TransientLLMError(f"{self.name}: a reply without choices", kind="server")
+        choice = r.choices[0]
+        refusal = getattr(choice.message, "refusal", None)
+        if refusal:
+            raise LLMRefusal(f"{self.name} refused to answer: {first_line(refusal)}")
         u = r.usage
-        return Reply(text, getattr(u, "prompt_tokens", 0) or 0, getattr(u, "completion_tokens", 0) or 0)
+        return Reply(choice.message.content or "", getattr(u, "prompt_tokens", 0) or 0,
+                     getattr(u, "completion_tokens", 0) or 0, choice.finish_reason or "")
 
 
 def smollm2_path() -> str:
@@ -125,7 +132,9 @@ def local_threads(threads: Optional[int], passive: bool) -> tuple[int, int]:
 class LlamaCppChat:
     """llama.cpp in process (``llama_cpp.Llama``), JSON-schema constrained output.
 
-    ``n_ctx``: context window in tokens (a prompt that does not fit is an LLMError naming it);
+    ``n_ctx``: context window in tokens (a prompt that would not fit is shrunk first by
+    :class:`lit3r.llm.client.StructuredLLM` with :meth:`count_tokens`; llama.cpp's overflow
+    ``ValueError`` becomes a ContextOverflow);
     ``threads`` / ``threads_batch``: CPU threads for decoding and for prompt evaluation (None:
     :func:`local_threads`)."""
 
@@ -160,12 +169,21 @@ class LlamaCppChat:
             r: Any = self.llm.create_chat_completion(messages=messages, max_tokens=max_tokens,  # type: ignore[arg-type]
                                                      temperature=temperature, response_format=fmt)  # type: ignore[arg-type]
         except ValueError as exc:  # llama-cpp-python: "Requested tokens (9120) exceed context window of 8192"
-            fix = ("raise llm.n_ctx or send less text (llm.profile = \"small\", fewer read.chunks_per_paper, a "
-                   "smaller read.chunk_chars)") if "context window" in str(exc) else "check the model and the prompt"
-            raise LLMError(f"{self.name}: {first_line(exc)}: {fix}") from None
+            overflow = overflow_from_text(str(exc), self.name)
+            if overflow is not None:
+                raise overflow from None
+            raise LLMError(f"{self.name}: {first_line(exc)}: check the model and the prompt", kind="bad_request") from None
         u = r.get("usage", {})
-        return Reply(r["choices"][0]["message"].get("content") or "", u.get("prompt_tokens", 0),
-                     u.get("completion_tokens", 0))
+        choice = r["choices"][0]
+        return Reply(choice["message"].get("content") or "", u.get("prompt_tokens", 0), u.get("completion_tokens", 0),
+                     choice.get("finish_reason") or "")
+
+    def count_tokens(self, messages: list[dict]) -> int:
+        """About the prompt tokens of ``messages``: their texts tokenized, plus a few per message
+        for the chat template (used to fit the prompt to ``n_ctx`` before the call)."""
+        texts = [m["content"] if isinstance(m.get("content"), str) else
+                 " ".join(p.get("text", "") for p in m.get("content") or [] if isinstance(p, dict)) for m in messages]
+        return sum(len(self.llm.tokenize(t.encode("utf-8"), add_bos=False, special=False)) + 8 for t in texts) + 8
 
 
 def _openai(cfg: LLMSettings) -> Chat:
