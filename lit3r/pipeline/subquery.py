@@ -14,8 +14,9 @@ Per subquery:
    the chunk over the four chunk lists (BM25 and dense, original and expanded query);
 5. the reranker scores the top ``rerank_depth`` (200) chunks; s = 0.6/(60+r_ret) +
    0.4/(60+r_rr) with the retrieval top 20 pinned above the rest; the 20 best enter the pool,
-   which keeps each chunk's maximum score.
-Ranking A = the pool grouped by paper, paper score = best chunk score (:mod:`lit3r.pipeline.pool`).
+   which keeps each chunk's maximum score; the question's own chunks are anchored there.
+Ranking A = the pool grouped by paper, paper score = best chunk score, the papers of the
+question's own chunks first (:mod:`lit3r.pipeline.pool`).
 
 Reranking: a configured cross-encoder scores (query, chunk text) pairs; the offline
 ``bi-encoder`` fallback scores by the cosine of the query vector with the chunk vectors already
@@ -97,8 +98,9 @@ class SubquerySearch:
         return rrf([papers_by_best_chunk([c for c, _ in cb], self.paper_of), [p for p, _ in pb],
                     papers_by_best_chunk([c for c, _ in dn], self.paper_of)], k=self.params.rrf_k)
 
-    def run(self, queries: Sequence[str], pool: Pool) -> list[SubqueryTrace]:
-        """Run steps 1-5 for the subqueries of one round and add their best chunks to ``pool``.
+    def run(self, queries: Sequence[str], pool: Pool, anchors: Sequence[str] = ()) -> list[SubqueryTrace]:
+        """Run steps 1-5 for the subqueries of one round and add their best chunks to ``pool``
+        (those of a query in ``anchors``, the question itself, anchored: :class:`Pool`).
 
         Equal to running each query alone (the pool keeps each chunk's maximum), but the
         queries are encoded in one batch and share one dense scan, and so do their PRF queries.
@@ -140,7 +142,7 @@ class SubquerySearch:
             rr = self._rerank(queries[i], q0[i], retrieval)
             blended = rerank_blend(retrieval, rr, p.rerank_weights, k=p.rrf_k, pin=p.rerank_pin)
             tr.pooled = blended[: p.pool_per_subquery]
-            pool.add(tr.pooled)
+            pool.add(tr.pooled, anchor=queries[i] in anchors)
             tr.seconds["rerank"] = time.perf_counter() - t
         return trs
 

@@ -2,20 +2,29 @@
 section 2.3; DESIGN.md "Read").
 
 Stage 1, local reading: for each of the first ``read.llm_papers`` candidates (bounded
-concurrency), the ``read.chunks_per_paper`` chunks of that paper that the extractive scorer
-ranks best (cut to ``read.chunk_chars`` characters; figure/table crops attached when the LLM
-accepts images) go to the LLM, which judges relevance and sufficiency and names the supporting
-chunks and the facts (value, unit, what it measures, source chunk).
+concurrency, candidate order), the ``read.chunks_per_paper`` chunks of that paper that the
+extractive scorer ranks best (cut to ``read.chunk_chars`` characters; figure/table crops attached
+when the LLM accepts images) go to the LLM, which names the supporting chunks and the facts
+(value, unit, what it measures, source chunk) first, then judges relevance and sufficiency.
+Reading stops once ``read.sufficient_papers`` papers were judged sufficient alone (the papers
+not read are noted).
 
-Stage 2, synthesis: the supporting chunks and facts of the relevant papers (candidate order, at
-most ``read.synth_papers``) go to one call that returns the supporting papers, the evidence
-chunks and the requested answers: free text (calculations and comparisons included), the
-multiple-choice letter (constrained to the option labels) and table rows (one JSON field per
-schema column, typed).
+Filtering (issue 14, item 7): a paper is passed to synthesis only when it was judged relevant
+*and* names at least one of its listed passages; a fact is kept only when it cites one of its
+paper's supporting passages and its numbers are in that passage; supporting labels, facts and
+answers that copy the prompt's reply shape are dropped (:func:`lit3r.prompts.echoes_example`).
+Everything dropped is noted. When no paper is left, the extractive reader's papers are read.
 
-The LLM names chunks by short labels (P1.., E1..) that are mapped back to stored chunk ids, so it
-cannot invent a locator. Failures fall back to the extractive reader, per stage and per answer
-field, and are recorded in ``ReadResult.notes``.
+Stage 2, synthesis: the supporting chunks and facts of the relevant papers (those judged
+sufficient first, then candidate order, at most ``read.synth_papers``) go to one call that
+returns the supporting papers, the evidence chunks and the requested answers: free text
+(calculations and comparisons included), the multiple-choice letter (constrained to the option
+labels) and table rows (one JSON field per schema column, typed).
+
+Labels: stage 1 names a paper's passages P1.., stage 2 names all passages E1..; each is mapped
+back to stored chunk ids, so the LLM cannot invent a locator, and a stage-1 fact reaches stage 2
+with the E label of the passage it cites (never a P label). Failures fall back to the
+extractive reader, per stage and per answer field, and are recorded in ``ReadResult.notes``.
 """
 
 from __future__ import annotations
@@ -24,21 +33,28 @@ import base64
 import re
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from graph.records import Chunk
+from graph.search.tokenize import tokenize
 from lit3r.config import ReadParams
 from lit3r.errors import LLMError
 from lit3r.llm.client import StructuredLLM, in_context
 from lit3r.llm.labels import Resolver
-from lit3r.prompts import render
+from lit3r.prompts import echoes_example, is_placeholder, render
 from lit3r.read.base import ReadRequest, ReadResult
 from lit3r.read.extractive import ExtractiveReader
 from lit3r.read.grounding import ungrounded
+
+
+def _all_required(schema: dict[str, Any]) -> None:
+    schema["required"] = list(schema.get("properties", {}))
 
 
 class Fact(BaseModel):
@@ -51,12 +67,27 @@ class Fact(BaseModel):
 
 
 class PaperReading(BaseModel):
-    """Stage 1 output for one paper."""
+    """Stage 1 output for one paper: the supporting passages and facts first, then the
+    judgements they justify (every property required, in this order, as in
+    :func:`synthesis_model`: a grammar-constrained backend writes them so)."""
 
-    relevant: bool = False
-    sufficient: bool = False
+    model_config = ConfigDict(json_schema_extra=_all_required)
+
     supporting: list[str] = Field(default_factory=list, max_length=8)
     facts: list[Fact] = Field(default_factory=list, max_length=6)
+    relevant: bool = False
+    sufficient: bool = False
+
+
+@dataclass
+class Reading:
+    """One paper's stage-1 reading as checked (:meth:`LLMReader._checked`): its supporting
+    chunks, the kept facts with the chunk each cites, and the sufficiency judgement."""
+
+    paper_id: str
+    support: list[Chunk]
+    facts: list[tuple[Fact, Chunk]] = field(default_factory=list)
+    sufficient: bool = False
 
 
 _COLUMN_TYPES = {"number": Optional[float], "boolean": Optional[bool], "string": str}
@@ -86,10 +117,6 @@ def synthesis_model(answer_types: Sequence[str], labels: Sequence[str] = (),
     # required ones first, so the calculation must be required to come before the choice (issue 14,
     # item 5); validation still takes the defaults when a field is missing
     return create_model("Synthesis", __config__=ConfigDict(json_schema_extra=_all_required), **fields)
-
-
-def _all_required(schema: dict[str, Any]) -> None:
-    schema["required"] = list(schema.get("properties", {}))
 
 
 def image_part(path: Path) -> dict:
@@ -154,29 +181,47 @@ class LLMReader:
             bar.update()
             return reading
 
+        relevant: list[Reading] = []
+        read_n, stop_at = 0, self.params.sufficient_papers
         with ThreadPoolExecutor(max_workers=max(1, workers)) as ex, \
                 request.progress.bar("reading papers", len(read_ids), "paper") as bar:
-            # each reading in a copy of this question's context: its LLM usage counts for it
-            readings = [f.result() for f in [ex.submit(in_context(one), pid) for pid in read_ids]]
-        relevant: list[tuple[str, list[Chunk], list[Fact]]] = []
-        for pid, (reading, error) in zip(read_ids, readings):
-            if error:
-                notes.append(f"stage 1 {pid}: {error}")
-                continue
-            if reading.relevant and per_paper[pid]:
-                labels = {f"P{i + 1}": c for i, c in enumerate(per_paper[pid])}
-                support = [labels[s] for s in reading.supporting if s in labels] or per_paper[pid][:2]
-                relevant.append((pid, support, reading.facts))
+            # each reading in a copy of this question's context: its LLM usage counts for it;
+            # at most ``workers`` readings are submitted ahead and results are taken in candidate
+            # order, so where reading stops does not depend on timing (readings still under way
+            # when it stops are not used)
+            todo = iter(read_ids)
+            window: deque[tuple[str, Future]] = deque()
+            while True:
+                while len(window) < max(1, workers) and (nxt := next(todo, None)) is not None:
+                    window.append((nxt, ex.submit(in_context(one), nxt)))
+                if not window:
+                    break
+                pid, fut = window.popleft()
+                reading, error = fut.result()
+                read_n += 1
+                if error:
+                    notes.append(f"stage 1 {pid}: {error}")
+                    continue
+                checked = self._checked(pid, reading, per_paper[pid], notes)
+                if checked is not None:
+                    relevant.append(checked)
+                if stop_at and sum(r.sufficient for r in relevant) >= stop_at:
+                    break
+        if read_n < len(read_ids):
+            notes.append(f"stage 1 stopped after {read_n} of {len(read_ids)} papers: {stop_at} judged sufficient")
+        notes.append(f"stage 1: {len(relevant)} of {read_n} papers read passed to synthesis "
+                     f"({sum(r.sufficient for r in relevant)} judged sufficient)")
         if not relevant:
             notes.append("stage 1 found no relevant paper: the extractive reader's papers are read")
-            relevant = [(pid, [c for c in fallback.evidence if c.paper_id == pid] or per_paper.get(pid, [])[:2], [])
+            relevant = [Reading(pid, [c for c in fallback.evidence if c.paper_id == pid] or per_paper.get(pid, [])[:2])
                         for pid in fallback.papers]
+        relevant.sort(key=lambda r: not r.sufficient)  # stable: sufficient ones first, then candidate order
         relevant = relevant[: self.params.synth_papers]
         result = ReadResult(fallback.papers, fallback.evidence, fallback.freeform, fallback.choice,
                             paper_scores=fallback.paper_scores, option_scores=fallback.option_scores,
                             option_support=fallback.option_support,
                             rows=fallback.rows, reader="llm", notes=notes)
-        result.supporting = {pid: [c.chunk_id for c in sup] for pid, sup, _ in relevant}
+        result.supporting = {r.paper_id: [c.chunk_id for c in r.support] for r in relevant}
         t = time.perf_counter()
         try:
             self._synthesize(question, relevant, options, schema, answer_types, result)
@@ -197,6 +242,41 @@ class LLMReader:
                     self._no_images.set()  # the endpoint refuses images: text only from now on
         return self.llm.ask([{"role": "user", "content": text}], model)
 
+    def _checked(self, pid: str, reading: PaperReading, chunks: list[Chunk], notes: list[str]) -> Optional[Reading]:
+        """The reading of paper ``pid`` (whose passages P1.. were ``chunks``) as passed to
+        synthesis, or None when the paper is not: judged not relevant, or relevant without one
+        listed supporting passage. Supporting labels and facts that copy the prompt's reply shape,
+        facts that cite no supporting passage and facts whose numbers their passage does not
+        state are dropped; each drop is appended to ``notes``."""
+        if not reading.relevant or not chunks:
+            return None
+        labels = {f"P{i + 1}": c for i, c in enumerate(chunks)}
+        said = [s for s in reading.supporting if not echoes_example("read_paper", s)]
+        if len(said) < len(reading.supporting):
+            notes.append(f"stage 1 {pid}: supporting labels copied from the prompt's reply shape: dropped")
+        label_of = Resolver(list(labels))
+        names = label_of.resolve_all(said)
+        notes += [f"stage 1 {pid}: {n}" for n in label_of.notes]
+        if not names:
+            notes.append(f"stage 1 {pid}: judged relevant but named none of its passages: not passed to synthesis")
+            return None
+        facts: list[tuple[Fact, Chunk]] = []
+        for f in reading.facts:
+            what = f"fact {f.what or f.value!r}"
+            if any(echoes_example("read_paper", str(x)) for x in (f.value, f.what, f.unit) if x != ""):
+                notes.append(f"stage 1 {pid}: {what} copies the prompt's reply shape: dropped")
+                continue
+            cited = Resolver(list(labels)).resolve(f.passage)
+            if cited not in names:
+                notes.append(f"stage 1 {pid}: {what} cites {f.passage or 'no passage'!r}, not one of its supporting "
+                             f"passages {names}: dropped")
+                continue
+            if not stated(f.value, labels[cited].text):
+                notes.append(f"stage 1 {pid}: {what} has the value {f.value!r}, which {cited} does not state: dropped")
+                continue
+            facts.append((f, labels[cited]))
+        return Reading(pid, [labels[n] for n in names], facts, reading.sufficient)
+
     def _read_paper(self, question: str, pid: str, chunks: list[Chunk]) -> tuple[PaperReading, Optional[str]]:
         if not chunks:
             return PaperReading(), None
@@ -211,7 +291,7 @@ class LLMReader:
         except LLMError as exc:
             return PaperReading(), str(exc)
 
-    def _synthesize(self, question: str, relevant: list[tuple[str, list[Chunk], list[Fact]]],
+    def _synthesize(self, question: str, relevant: list[Reading],
                     options: Optional[dict[str, str]], schema: Optional[list[dict]],
                     answer_types: Sequence[str], result: ReadResult) -> None:
         """Stage 2: one call over the relevant papers' chunks and facts; its reply overwrites the
@@ -223,49 +303,74 @@ class LLMReader:
         out = self._ask(text, list(labels.values()), synthesis_model(types, list(options or {}), schema))
         self._apply_support(out, labels, relevant, result)
         extractive = (result.freeform, result.choice)
+        for name in ("answer", "calculation"):
+            if echoes_example("synthesize", getattr(out, name, None)):
+                result.notes.append(f"stage 2 {name} {getattr(out, name)!r} copies the prompt's reply shape: ignored")
+                setattr(out, name, "")
         _apply_answers(out, types, result)
         if "table" in types and out.rows:
-            titles = {pid: self.graph.paper(pid).title for pid, _, _ in relevant}
+            titles = {r.paper_id: self.graph.paper(r.paper_id).title for r in relevant}
             result.rows = clean_rows(result.rows or [], titles, result.notes)
         _check_grounding(out, options, result, extractive)
-        result.facts = [{"paper_id": pid, **f.model_dump()} for pid, _, facts in relevant for f in facts]
+        result.facts = [{"paper_id": r.paper_id, **f.model_dump(), "chunk_id": c.chunk_id}
+                        for r in relevant for f, c in r.facts]
         if getattr(out, "calculation", ""):
             result.notes.append(f"stage 2 calculation: {out.calculation}")
 
-    def _evidence_blocks(self, relevant: list[tuple[str, list[Chunk], list[Fact]]]) -> tuple[dict[str, Chunk], list[str]]:
+    def _evidence_blocks(self, relevant: list[Reading]) -> tuple[dict[str, Chunk], list[str]]:
         """``({label E1..: chunk}, one text block per paper)``: the papers' supporting chunks
-        (labelled, cut to ``read.chunk_chars``) and stage-1 facts."""
+        (labelled, cut to ``read.chunk_chars``) and stage-1 facts, each followed by the E label
+        of the chunk it cites (stage-1 P labels never reach stage 2)."""
         labels: dict[str, Chunk] = {}
         blocks = []
-        for pid, support, facts in relevant:
-            p = self.graph.paper(pid)
-            lines = [f"[{pid}] {p.title}"]
-            for c in support:
+        for r in relevant:
+            p = self.graph.paper(r.paper_id)
+            lines = [f"[{r.paper_id}] {p.title}"]
+            label_of: dict[str, str] = {}
+            for c in r.support:
                 lab = f"E{len(labels) + 1}"
                 labels[lab] = c
+                label_of[c.chunk_id] = lab
                 lines.append(f"  [{lab}] ({_label(c)}) {c.text[: self.params.chunk_chars]}")
-            for f in facts:
-                src = f" ({f.passage})" if f.passage else ""
+            for f, c in r.facts:
+                src = f" ({label_of[c.chunk_id]})" if c.chunk_id in label_of else ""
                 lines.append(f"  fact: {f.what}: {f.value} {f.unit}".rstrip() + src)
             blocks.append("\n".join(lines))
         return labels, blocks
 
-    def _apply_support(self, out: Any, labels: dict[str, Chunk], relevant: list[tuple[str, list[Chunk], list[Fact]]],
+    def _apply_support(self, out: Any, labels: dict[str, Chunk], relevant: list[Reading],
                        result: ReadResult) -> None:
         """The reply's supporting papers and evidence labels -> ``result.papers`` / ``evidence``
         (only known papers and labels; the first relevant paper when it names none)."""
         label_of = Resolver(list(labels))
         evidence = [labels[e] for e in label_of.resolve_all(out.evidence)]
-        paper_of = Resolver([pid for pid, _, _ in relevant])
+        paper_of = Resolver([r.paper_id for r in relevant])
         papers = paper_of.resolve_all(out.papers)
         result.notes += [f"stage 2: {n}" for n in label_of.notes + paper_of.notes]
         papers = list(dict.fromkeys(papers + [c.paper_id for c in evidence]))  # de-duplicated before the cap
         if not papers:
-            papers = [relevant[0][0]]
+            papers = [relevant[0].paper_id]
             result.notes.append("stage 2 named no supporting paper: the first relevant paper is kept")
         if not evidence:
-            evidence = [c for pid, sup, _ in relevant if pid in papers for c in sup[:1]]
+            evidence = [c for r in relevant if r.paper_id in papers for c in r.support[:1]]
         result.papers, result.evidence = papers, evidence[: max(self.params.max_evidence, len(papers))]
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def stated(value: Union[str, float], text: str) -> bool:
+    """A stage-1 fact's ``value`` is stated by the passage ``text``: each of its numbers occurs
+    there as written ("3e-4" is not stated by "a learning rate of 0.001"; commas ignored); a value
+    without numbers shares at least one term with the passage (case and stop words aside)."""
+    if isinstance(value, float):
+        value = str(int(value)) if value.is_integer() else repr(value)
+    body = text.replace(",", "")
+    nums = _NUMBER.findall(value.replace(",", ""))
+    if nums:
+        return all(re.search(rf"(?<![\d.]){re.escape(n)}(?![\d]|\.\d)", body) for n in nums)
+    words = set(tokenize(value))
+    return not words or bool(words & set(tokenize(body)))
 
 
 def _answer_spec(types: Sequence[str], options: Optional[dict[str, str]], schema: Optional[list[dict]]) -> dict[str, str]:
@@ -323,6 +428,9 @@ def clean_rows(rows: list[dict], titles: dict[str, str], notes: list[str]) -> li
         for col, value in row.items():
             if isinstance(value, str) and _LABEL_VALUE.match(value):
                 changed.add("passage labels emptied")
+                value = None
+            elif is_placeholder(value):
+                changed.add("placeholders of the prompt's reply shape emptied")
                 value = None
             elif isinstance(value, str) and value.strip().strip("[]").lower() in ids:
                 changed.add("paper ids replaced by titles")
