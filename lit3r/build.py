@@ -7,7 +7,8 @@
     chunk_vectors.f32      chunk vectors, append-only, memory-mapped by readers
     paper_vectors.f32      paper-encoder vectors (SIMILAR_TO), one per paper version
     chunks-<n>/, papers-<n>/, *.dl   BM25 segments (:mod:`graph.search.bm25`)
-    manifest.json          what was built from what, with which models, and the last report
+    manifest.json          what was built from what (the corpus version, :mod:`ingest.stamp`), with
+                           which models, and the last report
 
 Memory holds one batch of papers (at most ``MAX_BATCH_CHUNKS`` chunks), the vocabulary and one part
 of postings at a time, so the seed's 2.56M chunks build in a few GB.
@@ -45,6 +46,7 @@ from graph.records import Neighbour, Paper
 from graph.search.embedded import DB_NAME, stored_dim, top_k_with_ties
 from graph.search.embedded_writer import IndexWriter
 from ingest.corpus import PaperRecords, corpus_size, iter_corpus
+from ingest.stamp import read_version as read_corpus_version
 from lit3r.config import Settings
 from lit3r.errors import BuildLocked, NotBuiltError
 
@@ -266,6 +268,9 @@ class _Build:
             self.secs[k] = 0.0
         self.fixed = batch_chunks
         self.size = MIN_BATCH_CHUNKS
+        #: The corpus version the build reads (ingest/stamp.py), taken before the files are
+        #: streamed: an ingest that rewrites them meanwhile leaves the index marked older.
+        self.corpus_version = read_corpus_version(home)
         self.batch: list[tuple[PaperRecords, str, str, bool, bool]] = []
         self.pending = 0
 
@@ -283,17 +288,21 @@ class _Build:
             relink = publish or (self.state or {}).get("similar_k") != self.settings.relate.similar_k
             if not relink:
                 self.report.skipped = True
+                self._write_manifest(self.final)  # the same records: now marked as of this corpus version
                 _sync(self.settings, self.report, self.progress)
                 self.secs["total"] = time.perf_counter() - t0
                 return self.report
             self._publish_and_link(removed, publish)
         finally:
             self.writer.close()
+        # The manifest names the corpus version only once the index holds it: written after the
+        # publish commit (in place), or into the new folder before it is swapped in.
+        self._write_manifest(self.target)
         if not self.in_place:
             self._swap_in()
         _sync(self.settings, self.report, self.progress)
         self.secs["total"] = time.perf_counter() - t0
-        self._write_manifest()
+        self._write_manifest(self.final)
         return self.report
 
     def _prepare_target(self) -> None:
@@ -460,10 +469,13 @@ class _Build:
         self.target.replace(self.final)
         _remove(old)
 
-    def _write_manifest(self) -> None:
-        write_text_atomic(self.final / "manifest.json", json.dumps({
+    def _write_manifest(self, folder: Path) -> None:
+        """``folder/manifest.json``: format, dim, models, similar_k, ``corpus_version`` (the
+        corpus the index holds, :mod:`ingest.stamp`; None for a corpus without one) and the report."""
+        write_text_atomic(folder / "manifest.json", json.dumps({
             "format": self.fmt, "dim": self.writer.dim, "models": self.settings.models.model_dump(mode="json"),
-            "similar_k": self.settings.relate.similar_k, "report": asdict(self.report)}, indent=2))
+            "similar_k": self.settings.relate.similar_k, "corpus_version": self.corpus_version,
+            "report": asdict(self.report)}, indent=2))
 
 
 def _sync(settings: Settings, report: BuildReport, progress: bool) -> None:
@@ -471,10 +483,12 @@ def _sync(settings: Settings, report: BuildReport, progress: bool) -> None:
     run on every ingest: it also finishes a load that was killed)."""
     if settings.backend == "embedded":
         return
+    from lit3r.ingest_lock import servers_lease
     from lit3r.servers import sync_servers
 
     ts = time.perf_counter()
-    report.servers = sync_servers(settings, progress=progress)
+    with servers_lease(settings, Path(settings.home)):  # one load at a time into the same Neo4j database
+        report.servers = sync_servers(settings, progress=progress)
     report.seconds["servers"] = time.perf_counter() - ts
 
 

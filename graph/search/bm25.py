@@ -166,6 +166,14 @@ class BM25Field:
         self.avgdl = sum_dl / n_live if n_live else 1.0
         self.k1, self.b = k1, b
 
+    def doc_freq(self, term_id: int) -> int:
+        """Live documents holding the term (the df of its IDF)."""
+        df = 0
+        for seg in self.segments:
+            d, _ = seg.postings(term_id)
+            df += int(len(d) if self.dead is None else np.count_nonzero(~self.dead[d])) if len(d) else 0
+        return df
+
     def scores(self, term_ids: Sequence[int]) -> np.ndarray:
         """BM25 scores of every doc for a query given as term ids (with repeats)."""
         scores = np.zeros(self.limit, np.float32)

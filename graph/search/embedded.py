@@ -36,7 +36,7 @@ import numpy as np
 from graph.errors import IndexDamaged, NotBuiltError, UnknownIdError
 from graph.search.bm25 import BM25Field, Segment
 from graph.search.protocol import Hit
-from graph.search.tokenize import tokenize
+from graph.search.tokenize import MAX_QUERY_TERMS, cap_terms, tokenize
 from graph.sqlite import Database, batched_in
 
 DB_NAME = "lit3r.sqlite"
@@ -329,8 +329,8 @@ class EmbeddedSearchIndex:
         return row[0][:chars]
 
     # -- search ----------------------------------------------------------------------------
-    def _term_ids(self, query: str) -> list[int]:
-        toks = tokenize(query)
+    def _term_ids(self, toks: list[str]) -> dict[str, int]:
+        """``{term: id}`` of the terms of ``toks`` in the vocabulary (others left out)."""
         with self._lock:
             todo = [t for t in dict.fromkeys(toks) if t not in self._vocab]
             if todo:
@@ -339,13 +339,18 @@ class EmbeddedSearchIndex:
                     self._vocab.clear()
                 for t in todo:
                     self._vocab[t] = found.get(t, -1)
-            return [self._vocab[t] for t in toks if self._vocab.get(t, -1) >= 0]
+            return {t: i for t in dict.fromkeys(toks) if (i := self._vocab.get(t, -1)) >= 0}
 
     def _bm25(self, field: str, query: str, k: int, ids_of) -> list[Hit]:
-        terms = self._term_ids(query)
+        bm25 = self._v().fields[field]
+        toks = tokenize(query)
+        ids = self._term_ids(toks)
+        if len(toks) > MAX_QUERY_TERMS:  # the rule OpenSearch follows too (graph/search/tokenize.py)
+            toks = cap_terms(toks, lambda terms: {t: bm25.doc_freq(ids[t]) for t in terms if t in ids})
+        terms = [ids[t] for t in toks if t in ids]
         if not terms or k <= 0:
             return []
-        scores = self._v().fields[field].scores(terms)
+        scores = bm25.scores(terms)
         top = top_k_with_ties(scores, k)
         top = top[scores[top] > 0]
         names = ids_of(top)

@@ -26,7 +26,7 @@ import numpy as np
 from graph.errors import BackendUnavailable, NotBuiltError, UnknownIdError
 from graph.question_cache import QuestionCache
 from graph.search.protocol import Hit
-from graph.search.tokenize import tokenize
+from graph.search.tokenize import MAX_QUERY_TERMS, cap_terms, tokenize
 
 #: Characters of a paper's text kept as its head (the Relate step's BM25 seed query).
 HEAD_CHARS = 4000
@@ -89,17 +89,26 @@ class _Serializer:
         return self._orjson.dumps(data, option=self._orjson.OPT_SERIALIZE_NUMPY).decode()
 
 
+#: Seconds to open a connection to an OpenSearch node (README, OpenSearch section).
+CONNECT_TIMEOUT_S = 4.0
+
+
 def make_client(url: str | Sequence[str], user: Optional[str] = None, password: Optional[str] = None,
-                verify_certs: bool = True, ca_certs: Optional[str] = None, timeout: float = 30.0):
-    """An ``opensearchpy.OpenSearch`` client for one URL or several cluster nodes, with retries
-    on timeouts and connection errors (TLS: ``https://`` URLs, ``ca_certs`` a CA bundle path)."""
+                verify_certs: bool = True, ca_certs: Optional[str] = None, timeout: float = 30.0,
+                connect_timeout: float = CONNECT_TIMEOUT_S):
+    """An ``opensearchpy.OpenSearch`` client for one URL or several cluster nodes (TLS:
+    ``https://`` URLs, ``ca_certs`` a CA bundle path). A connection is opened within
+    ``connect_timeout`` s and a response awaited ``timeout`` s; one retry on connection errors
+    (the next node of a cluster), none on a read timeout (a slow bulk request is not sent twice),
+    so a server that is down is reported within about 5-10 s."""
     from opensearchpy import OpenSearch
+    from urllib3 import Timeout
 
     hosts = [url] if isinstance(url, str) else list(url)
     auth = (user, password) if user else None
     return OpenSearch(hosts=hosts, http_auth=auth, verify_certs=verify_certs, ca_certs=ca_certs, ssl_show_warn=False,
-                      retry_on_timeout=True, max_retries=1, timeout=timeout, serializer=_Serializer(),
-                      http_compress=False, pool_maxsize=8)
+                      retry_on_timeout=False, max_retries=1, timeout=Timeout(connect=connect_timeout, read=timeout),
+                      serializer=_Serializer(), http_compress=False, pool_maxsize=8)
 
 
 class OpenSearchIndex:
@@ -319,8 +328,20 @@ class OpenSearchIndex:
         return doc["_source"]["head"][:chars]
 
     # -- search ----------------------------------------------------------------------------
-    def _match_body(self, field: str, query: str, k: int) -> Optional[dict]:
+    def doc_freq(self, index: str, terms: list[str]) -> dict[str, int]:
+        """``{term: df}`` of ``terms`` in ``index`` (one ``_termvectors`` request on an artificial
+        document; on a sharded index the df of the shard it is routed to); terms in no document
+        are left out."""
+        res = self.client.termvectors(index=index, body={
+            "doc": {"tokens": " ".join(terms)}, "fields": ["tokens"], "term_statistics": True,
+            "field_statistics": False, "positions": False, "offsets": False, "payloads": False})
+        stats = ((res.get("term_vectors") or {}).get("tokens") or {}).get("terms") or {}
+        return {t: int(v.get("doc_freq", 0)) for t, v in stats.items() if v.get("doc_freq")}
+
+    def _match_body(self, field: str, query: str, k: int, index: Optional[str] = None) -> Optional[dict]:
         toks = tokenize(query)
+        if len(toks) > MAX_QUERY_TERMS:  # past the server's clause limit: the rule of both backends
+            toks = cap_terms(toks, lambda terms: self.doc_freq(index or self.chunk_index, terms))
         if not toks or k <= 0:
             return None
         return {"size": k + self.TIE_SLACK, "_source": [field], "query": {"match": {"tokens": " ".join(toks)}}}
@@ -355,7 +376,7 @@ class OpenSearchIndex:
         return cls._ranked(out, k)
 
     def _bm25(self, index: str, field: str, query: str, k: int) -> list[Hit]:
-        body = self._match_body(field, query, k)
+        body = self._match_body(field, query, k, index)
         if not body:
             return []
         # one shard scores with its own document frequencies; DFS gathers them from every shard

@@ -7,7 +7,9 @@ import json
 from typing import Any, Callable, Sequence
 
 from lit3r.config import Settings
+from lit3r.index_state import stale_index_message
 from lit3r.redact import redact, secret_values
+from lit3r.server_errors import server_errors, server_message
 
 
 def _check(name: str, fn, secrets: Sequence[str] = ()) -> dict[str, Any]:
@@ -16,6 +18,8 @@ def _check(name: str, fn, secrets: Sequence[str] = ()) -> dict[str, Any]:
     try:
         return {"name": name, "ok": True, "detail": redact(fn(), secrets)}
     except Exception as exc:  # each check reports its own failure and the rest still run
+        if isinstance(exc, server_errors()):  # which server, why, the fix (lit3r/server_errors.py)
+            return {"name": name, "ok": False, "detail": redact(server_message(None, exc), secrets)[:400]}
         first = (str(exc).splitlines() or [""])[0]
         return {"name": name, "ok": False, "detail": redact(f"{type(exc).__name__}: {first}", secrets)[:300]}
 
@@ -37,10 +41,14 @@ def _index(settings: Settings) -> str:
     if not manifest.is_file():
         raise FileNotFoundError(f"no index in {settings.index_dir}: run `lit3r ingest PDF_DIR`")
     m = json.loads(manifest.read_text())
-    if m["models"]["chunk_encoder"] != settings.models.chunk_encoder:
-        raise ValueError(f"index built with {m['models']['chunk_encoder']}, config says "
+    encoder = (m.get("models") or {}).get("chunk_encoder")
+    if encoder != settings.models.chunk_encoder:
+        raise ValueError(f"index built with {encoder}, config says "
                          f"{settings.models.chunk_encoder}: run `lit3r ingest PDF_DIR` again")
-    return f"{settings.index_dir}: built with {m['models']['chunk_encoder']} ({m['dim']}-d)"
+    stale = stale_index_message(settings)  # lit3r/index_state.py
+    if stale:
+        raise RuntimeError(stale)
+    return f"{settings.index_dir}: built with {encoder} ({m.get('dim')}-d), up to date with the corpus"
 
 
 def _encoder(settings: Settings) -> str:
@@ -89,6 +97,7 @@ def _pairing(settings: Settings) -> str:
     o = settings.opensearch
     store, index = neo4j_store(settings), opensearch_index(settings)
     try:
+        store.verify()  # one connection attempt, not a read's retries, when Neo4j is down
         check_pairing(store, o.index_prefix)
         papers = store.run_read("MATCH (p:Paper) WHERE p.hash IS NOT NULL RETURN count(p) AS n", {})[0]["n"]
         docs = index.count()["papers"]
