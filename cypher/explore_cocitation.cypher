@@ -1,5 +1,5 @@
 // Exploration: co-citation: works most often cited together with a paper (by the same citing
-// corpus papers). $paper_id, $limit
+// corpus papers). $paper_id, $limit=25
 MATCH (c:Paper)-[:CITES]->(:Paper {paper_id: $paper_id})
 MATCH (c)-[:CITES]->(w:Work)
 WHERE NOT (w:Paper AND w.paper_id = $paper_id)

@@ -1,5 +1,5 @@
 // Relate, source 2: bibliographic coupling of a seed. Papers sharing >= $min_shared cited works,
-// by Jaccard of the cited-work sets, then shared count, then id. $paper_id, $min_shared, $limit
+// by Jaccard of the cited-work sets, then shared count, then id. $paper_id, $min_shared=2, $limit=50
 MATCH (s:Paper {paper_id: $paper_id})-[:CITES]->(w:Work)<-[:CITES]-(o:Paper)
 WHERE o <> s
 WITH s, o, count(DISTINCT w) AS shared

@@ -282,6 +282,32 @@ class EmbeddedGraphStore:
         return [r[0] for r in self.db.execute(
             "SELECT DISTINCT paper_id FROM refs WHERE cited_paper_id = ? ORDER BY paper_id", (paper_id,))]
 
+    def find_papers(self, text: Optional[str] = None, limit: Optional[int] = None) -> list[Paper]:
+        """Papers by id whose id, title or an author contains ``text`` (case-insensitive; None:
+        every paper); at most ``limit``. The test is Python's, on the stored records (SQLite's
+        LIKE folds ASCII only), as ``cypher/find_papers.cypher`` does it on Neo4j."""
+        needle = text.lower() if text is not None else None
+        out: list[Paper] = []
+        for (record,) in self.db.execute("SELECT record FROM papers ORDER BY paper_id"):
+            p = paper_from_json(record)
+            if needle is None or needle in p.paper_id.lower() or needle in (p.title or "").lower() or any(
+                    needle in a.lower() for a in p.authors):
+                out.append(p)
+                if limit is not None and len(out) >= limit:
+                    break
+        return out
+
+    def citation_links(self, work_ids: Sequence[str]) -> set[tuple[str, str]]:
+        """``(citing work id, cited work id)`` of the CITES pairs touching ``work_ids`` (a corpus
+        paper is the work ``"paper:<id>"``; batched reads of the ``cites`` table)."""
+        ids = list(dict.fromkeys(work_ids))
+        out = {(f"paper:{pid}", w) for w, pid in batched_in(
+            self.db, "SELECT work_id, paper_id FROM cites WHERE work_id IN ({in_})", ids)}
+        papers = [w[len("paper:"):] for w in ids if w.startswith("paper:")]
+        out |= {(f"paper:{pid}", w) for w, pid in batched_in(
+            self.db, "SELECT work_id, paper_id FROM cites WHERE paper_id IN ({in_})", papers)}
+        return out
+
     # -- the records of papers, for loading another store ------------------------------------
     def content_hashes(self) -> dict[str, str]:
         """``{paper_id: content hash}`` of every paper (the build's digest of its lines)."""

@@ -27,6 +27,11 @@ from graph.errors import CypherRefused, NotBuiltError, UnknownIdError
 from graph.question_cache import QuestionCache
 from graph.records import Chunk, Neighbour, Paper, Reference, Source
 
+#: Seconds to open one connection, and to retry a transaction on transient errors (a server that
+#: is down or restarting): a fault ends in one line within about 5-10 s (README, Neo4j section).
+CONNECTION_TIMEOUT_S = 5.0
+RETRY_TIME_S = 5.0
+
 
 def connect(uri: str, user: Optional[str] = None, password: Optional[str] = None, **config: Any):
     """A ``neo4j.Driver`` for ``uri`` (``bolt://``, ``neo4j://``, ``neo4j+s://`` for TLS);
@@ -34,9 +39,9 @@ def connect(uri: str, user: Optional[str] = None, password: Optional[str] = None
     ``max_connection_pool_size``)."""
     import neo4j
 
-    config.setdefault("notifications_min_severity", "OFF")  # e.g. "property key does not exist" on a new database
-    config.setdefault("connection_timeout", 10.0)  # seconds: an unreachable server fails fast
-    config.setdefault("max_transaction_retry_time", 15.0)
+    config.setdefault("notifications_min_severity", "OFF")  # the server's notices are never shown to users
+    config.setdefault("connection_timeout", CONNECTION_TIMEOUT_S)  # an unreachable server fails fast
+    config.setdefault("max_transaction_retry_time", RETRY_TIME_S)  # a stopped one too (retries of a transaction)
     return neo4j.GraphDatabase.driver(uri, auth=(user, password or "") if user else None, **config)
 
 
@@ -382,3 +387,16 @@ class Neo4jGraphStore:
     def cited_by(self, paper_id: str) -> list[str]:
         self._known(paper_id)
         return [r["paper_id"] for r in self._read("cited_by", paper_id=paper_id)]
+
+    def find_papers(self, text: Optional[str] = None, limit: Optional[int] = None) -> list[Paper]:
+        """Papers by id whose id, title or an author contains ``text`` (``find_papers.cypher``)."""
+        rows = self._read("find_papers", text=text, limit=limit if limit is not None else 2**62)
+        return [self._paper_from(r) for r in rows]
+
+    def citation_links(self, work_ids: Sequence[str]) -> set[tuple[str, str]]:
+        """``(citing work id, cited work id)`` of the CITES edges touching ``work_ids``
+        (``citation_links.cypher``, batched)."""
+        ids, out = list(dict.fromkeys(work_ids)), set()
+        for i in range(0, len(ids), self.batch_size):
+            out |= {(r["citing"], r["cited"]) for r in self._read("citation_links", ids=ids[i:i + self.batch_size])}
+        return out

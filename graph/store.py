@@ -57,3 +57,12 @@ class GraphStore(Protocol):
 
     def cited_by(self, paper_id: str) -> list[str]:
         """Corpus papers whose reference lists resolve to this paper."""
+
+    def find_papers(self, text: Optional[str] = None, limit: Optional[int] = None) -> list[Paper]:
+        """Papers by id whose id, title or an author name contains ``text`` (case-insensitive,
+        Python's ``str.lower`` = Cypher's ``toLower`` on these texts); every paper for None; at
+        most ``limit``."""
+
+    def citation_links(self, work_ids: Sequence[str]) -> set[tuple[str, str]]:
+        """The CITES edges touching these works, as ``(citing work id, cited work id)``; a corpus
+        paper is the work ``"paper:<paper_id>"`` (:mod:`graph.explore` walks them)."""

@@ -36,7 +36,7 @@ from ingest.document import BadInputError
 from ingest.parsers.base import CROP_DPI
 from ingest.parsers.pymupdf.parser import open_pdf
 from lit3r.errors import InputError
-from lit3r.littraceqa.format import evidence_item, evidence_key
+from lit3r.littraceqa.format import evidence_chunks, evidence_item, evidence_key  # noqa: F401 (re-exported)
 
 #: Resolution of the PNGs written, dots per inch.
 SHOW_DPI = 144
@@ -101,19 +101,6 @@ def show_dir(path: Path) -> Path:
         raise InputError(f"--show {path}: cannot create the folder ({exc.strerror or exc}): name a writable "
                          f"folder") from None
     return path
-
-
-def evidence_chunks(evidence: Sequence[Chunk], line: Mapping[str, Any]) -> list[Chunk]:
-    """The chunks behind the evidence items of the submission ``line``: one per item (its
-    official evidence key), in the order of ``evidence`` (the reader's chunks)."""
-    wanted = {evidence_key(item) for item in line.get("evidence") or []}
-    out, seen = [], set()
-    for c in evidence:
-        key = evidence_key(evidence_item(c))
-        if key in wanted and key not in seen:
-            seen.add(key)
-            out.append(c)
-    return out
 
 
 def png_name(chunk: Chunk) -> str:

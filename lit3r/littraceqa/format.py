@@ -9,7 +9,7 @@ that exists in the corpus. The metrics (:mod:`lit3r.littraceqa.metrics`) and the
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from graph.records import Chunk
 
@@ -94,3 +94,16 @@ def evidence_key(item: dict) -> Optional[tuple]:
     if not paper or not stype or (location is None and not obj):
         return None
     return (paper, stype, location, obj)
+
+
+def evidence_chunks(evidence: Sequence[Chunk], line: Mapping[str, Any]) -> list[Chunk]:
+    """The chunks behind the evidence items of the submission ``line``: one per item (its
+    official evidence key), in the order of ``evidence`` (the reader's chunks)."""
+    wanted = {evidence_key(item) for item in line.get("evidence") or []}
+    out, seen = [], set()
+    for c in evidence:
+        key = evidence_key(evidence_item(c))
+        if key in wanted and key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out

@@ -97,7 +97,8 @@ def test_final_candidate_recall_agrees(engines):
 
 def test_cypher_command_explores_and_refuses_writes(both):
     _, srv = both
-    env = {"LIT3R_NEO4J__URI": srv.neo4j.uri, "LIT3R_NEO4J__USER": "", "LIT3R_NEO4J__PASSWORD": ""}
+    env = {"LIT3R_BACKEND": "neo4j+opensearch", "LIT3R_NEO4J__URI": srv.neo4j.uri, "LIT3R_NEO4J__USER": "",
+           "LIT3R_NEO4J__PASSWORD": ""}
     runner = CliRunner(env=env)
     res = runner.invoke(main, ["cypher", "explore_neighbourhood", "--param", "paper_id=2007.14062", "--json"])
     assert res.exit_code == 0, res.output
@@ -108,6 +109,13 @@ def test_cypher_command_explores_and_refuses_writes(both):
     res = runner.invoke(main, ["cypher", "explore_citation_path", "--param", "from=2007.14062",
                                "--param", "to=2006.04768", "--json"])
     assert res.exit_code == 0 and json.loads(res.output)[0]["hops"] >= 1, res.output
+    res = runner.invoke(main, ["cypher", "explore_cocitation", "--param", "paper_id=1706.03762", "--json"])
+    assert res.exit_code == 0 and 0 < len(json.loads(res.stdout)) <= 25, res.output  # $limit defaults to 25
+    res = runner.invoke(main, ["cypher", "explore_cocitation", "--param", "paper_id=1706.03762", "--param", "limit=2",
+                               "--json"])
+    assert res.exit_code == 0 and len(json.loads(res.stdout)) == 2, res.output
+    res = runner.invoke(main, ["cypher", "explore_neighbourhood", "--param", "paper_id=2007.14062"])
+    assert res.exit_code == 0 and "2006.04768" in res.stdout, res.output  # the table holds every id in full
     res = runner.invoke(main, ["cypher", "CREATE (:Paper {paper_id: 'x'})"])
     assert res.exit_code == 1 and "--write" in res.output
     res = runner.invoke(main, ["cypher", "UNWIND range(1, 100000) AS x RETURN x", "--limit", "10", "--json"])

@@ -128,6 +128,28 @@ class GraphStoreContract:
         with pytest.raises(KeyError):
             store.similar_papers(UNKNOWN)
 
+    @pytest.mark.parametrize("text", [None, "attention", "TRANSFORMER", "2007.", "vaswani", "no such words"])
+    def test_find_papers_by_id_title_or_author(self, store, subset_records, text):
+        papers = sorted(subset_records[0], key=lambda p: p.paper_id)
+        t = (text or "").lower()
+        want = [p.model_dump() for p in papers if t in p.paper_id.lower() or t in p.title.lower()
+                or any(t in a.lower() for a in p.authors)]
+        assert [p.model_dump() for p in store.find_papers(text)] == want
+        assert [p.paper_id for p in store.find_papers(text, limit=2)] == [p["paper_id"] for p in want[:2]]
+        if text == "vaswani":
+            assert [p["paper_id"] for p in want] == ["1706.03762"]  # an author match: not vacuous
+
+    def test_citation_links_are_the_cites_pairs_of_works(self, store, subset_records):
+        refs = subset_records[2]
+        pairs = {(f"paper:{r.paper_id}", r.work_id) for r in refs}
+        for p in subset_records[0]:
+            me = f"paper:{p.paper_id}"
+            assert store.citation_links([me]) == {(a, b) for a, b in pairs if me in (a, b)}
+        works = sorted({r.work_id for r in refs if not r.work_id.startswith("paper:")})[:40]
+        got = store.citation_links(works + ["paper:" + UNKNOWN, "title:no such work"])
+        assert got == {(a, b) for a, b in pairs if b in works} and got
+        assert store.citation_links([]) == set()
+
     def test_snapshot_is_reentrant_and_reads_the_same(self, store, subset_records):
         pid = subset_records[0][0].paper_id
         with store.snapshot():
