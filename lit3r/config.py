@@ -180,6 +180,8 @@ class ReadParams(_Section):
     chunk_chars: int = Field(default=1200, ge=100, description="characters per chunk sent to the LLM")
     concurrency: int = Field(default=8, ge=1, description="LLM stage-1 calls in flight at once")
     synth_papers: int = Field(default=8, ge=1, description="relevant papers LLM stage 2 synthesises from, at most")
+    sufficient_papers: int = Field(default=2, ge=0, description="LLM stage 1 reads no further candidates once this many "
+                                   "papers were judged sufficient alone (0: reads all llm_papers)")
     images: bool = Field(True, description="send figure and table crops when the LLM accepts images")
     max_images: int = Field(default=4, ge=0, description="crops per LLM call, at most")
     abstain_cosine: float = Field(default=0.46, ge=-1.0, le=1.0,
@@ -259,7 +261,9 @@ class LLMSettings(_Section):
     papers, shorter contexts, fewer tokens: an answer a user can wait for from a small model on
     CPUs) on every setting not set explicitly (in the TOML file, a ``LIT3R_*`` variable or an
     argument); ``full`` keeps the seed paper's values; ``auto`` (default) is :func:`llm_profile`.
-    ``n_ctx`` / ``threads``: the local provider's context window (tokens) and CPU threads."""
+    ``n_ctx`` / ``threads``: the local provider's context window (tokens; prompts are fitted to it)
+    and CPU threads. ``retries`` / ``backoff`` / ``retry_budget_s`` / ``breaker_failures``: the one
+    retry layer (:mod:`lit3r.llm.faults`)."""
 
     provider: Literal["none", "local", "openai"] = Field("none", description="none, local (llama.cpp in process) or openai (any compatible endpoint)")
     model: str = Field("gpt-4.1-mini", description="model name (Azure: the deployment)")
@@ -271,8 +275,14 @@ class LLMSettings(_Section):
     json_mode: Literal["schema", "object_schema", "object", "none"] = Field("schema", description="how JSON replies are requested from the endpoint")
     vision: bool = Field(True, description="the endpoint accepts images")
     timeout: float = Field(60.0, gt=0, description="seconds per LLM request")
-    retries: int = Field(3, ge=0, description="retries of rate limits, timeouts and connection errors")
-    backoff: float = Field(1.0, ge=0, description="seconds before the first retry (doubling)")
+    retries: int = Field(3, ge=0, description="retries per call of rate limits, 5xx, timeouts and connection errors "
+                         "(auth, quota and bad requests are never retried)")
+    backoff: float = Field(1.0, ge=0, description="seconds before the first retry (doubling, jittered; a server's "
+                           "retry-after replaces it)")
+    retry_budget_s: float = Field(60.0, ge=0, description="seconds per question that failed LLM attempts and retry "
+                                  "waits may cost; once spent, the question's remaining LLM steps fall back")
+    breaker_failures: int = Field(5, ge=0, description="consecutive failed LLM attempts after which the endpoint is "
+                                  "not called again in the run (0: never; an auth or quota error stops it at once)")
     max_tokens: int = Field(512, ge=1, description="completion tokens per call, at most")
     temperature: float = Field(0.0, ge=0, description="sampling temperature")
     price_in: float = Field(0.0, ge=0, description="USD per 1M prompt tokens (cost accounting)")

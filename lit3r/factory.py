@@ -15,7 +15,7 @@ Backends (``settings.backend``):
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from graph.search.protocol import SearchIndex
 from graph.store import GraphStore
@@ -25,15 +25,19 @@ from lit3r.llm.client import StructuredLLM
 from lit3r.protocols import Encoder, Reranker
 from lit3r.read.base import Reader
 
+if TYPE_CHECKING:
+    from graph.trace import TraceStore
+
 Stores = tuple[GraphStore, SearchIndex]
 
 
-def neo4j_driver(settings: Settings):
-    """A ``neo4j.Driver`` from ``settings.neo4j``."""
+def neo4j_driver(settings: Settings, **config):
+    """A ``neo4j.Driver`` from ``settings.neo4j``; ``config`` goes to the driver (e.g.
+    ``connection_timeout``)."""
     from graph.neo4j_store import connect
 
     n = settings.neo4j
-    return connect(n.uri, n.user, n.password)
+    return connect(n.uri, n.user, n.password, **config)
 
 
 def opensearch_client(settings: Settings):
@@ -44,12 +48,12 @@ def opensearch_client(settings: Settings):
     return make_client(o.urls, o.user, o.password, o.verify_certs, o.ca_certs)
 
 
-def neo4j_store(settings: Settings):
+def neo4j_store(settings: Settings, **config):
     """A :class:`graph.neo4j_store.Neo4jGraphStore` over the configured database, whether or not
-    it holds a corpus (for loads, `lit3r cypher` and `lit3r doctor`)."""
+    it holds a corpus (for loads, `lit3r cypher` and `lit3r doctor`); ``config``: driver settings."""
     from graph.neo4j_store import Neo4jGraphStore
 
-    return Neo4jGraphStore(neo4j_driver(settings), settings.neo4j.database)
+    return Neo4jGraphStore(neo4j_driver(settings, **config), settings.neo4j.database)
 
 
 def opensearch_index(settings: Settings):
@@ -77,7 +81,13 @@ def _open_servers(settings: Settings) -> Stores:
     from graph.search.opensearch import OpenSearchIndex
     from lit3r.servers import check_pairing
 
-    graph = Neo4jGraphStore.open(neo4j_driver(settings), settings.neo4j.database)
+    driver = neo4j_driver(settings)
+    try:
+        driver.verify_connectivity()  # one attempt (connection_timeout): a server down is one line at once
+        graph = Neo4jGraphStore.open(driver, settings.neo4j.database)
+    except BaseException:
+        driver.close()
+        raise
     try:
         check_pairing(graph, settings.opensearch.index_prefix)
         index = OpenSearchIndex.open(opensearch_client(settings), settings.opensearch.index_prefix,
@@ -93,6 +103,38 @@ BACKENDS: dict[str, Callable[[Settings], Stores]] = {
     "embedded": _open_embedded,
     "neo4j+opensearch": _open_servers,
 }
+
+
+def _graph_embedded(settings: Settings, **_: object) -> GraphStore:
+    from graph.embedded import EmbeddedGraphStore
+    from graph.search.embedded import DB_NAME
+
+    return EmbeddedGraphStore.open(settings.index_dir / DB_NAME)
+
+
+def _graph_servers(settings: Settings, **config: object) -> GraphStore:
+    from graph.neo4j_store import Neo4jGraphStore
+
+    driver = neo4j_driver(settings, **config)
+    try:
+        driver.verify_connectivity()  # one attempt (connection_timeout): not the retries of a transaction
+        return Neo4jGraphStore.open(driver, settings.neo4j.database)
+    except BaseException:
+        driver.close()
+        raise
+
+
+#: ``settings.backend`` -> the function that opens its graph store alone (``lit3r graph``).
+GRAPH_BACKENDS: dict[str, Callable[..., GraphStore]] = {
+    "embedded": _graph_embedded,
+    "neo4j+opensearch": _graph_servers,
+}
+
+
+def open_graph(settings: Settings, **config: object) -> GraphStore:
+    """The graph store of a built corpus without the search index (``config``: Neo4j driver
+    settings, ignored by the embedded store). Raises NotBuiltError when nothing was built."""
+    return GRAPH_BACKENDS[settings.backend](settings, **config)
 
 
 def open_stores(settings: Settings) -> Stores:
@@ -131,7 +173,8 @@ def llm(settings: Settings) -> Optional[StructuredLLM]:
         return None
     cache = Path(settings.home) / "llm-cache" if cfg.cache else None
     return StructuredLLM(chat, cache, retries=cfg.retries, backoff=cfg.backoff, max_tokens=cfg.max_tokens,
-                         temperature=cfg.temperature, price_in=cfg.price_in, price_out=cfg.price_out)
+                         temperature=cfg.temperature, price_in=cfg.price_in, price_out=cfg.price_out,
+                         budget_s=cfg.retry_budget_s, breaker_failures=cfg.breaker_failures)
 
 
 def reader(settings: Settings, graph: GraphStore, index: SearchIndex, model: Optional[StructuredLLM]) -> Reader:
@@ -152,3 +195,37 @@ def check_index_encoder(settings: Settings, index: SearchIndex, encoder: Encoder
         raise ModelError(f"{index.location} was built with the chunk encoder {built or '?'} "
                          f"({dim}-d), the configuration says {settings.models.chunk_encoder} ({encoder.dim}-d): "
                          f"run `lit3r ingest PDF_DIR` to rebuild the index with it, or set models.chunk_encoder back")
+
+
+def _traces_embedded(settings: Settings, graph: Optional[GraphStore]):
+    from graph.trace import EmbeddedTraceStore
+
+    return EmbeddedTraceStore(Path(settings.home) / TRACES_FILE, graph if graph is not None else open_graph(settings),
+                              own_corpus=graph is None)
+
+
+def _traces_servers(settings: Settings, graph: Optional[GraphStore]):
+    from graph.neo4j_trace import Neo4jTraceStore
+
+    driver = getattr(graph, "driver", None)  # the question's store: one driver for both
+    if driver is not None:
+        return Neo4jTraceStore(driver, settings.neo4j.database, own_driver=False)
+    return Neo4jTraceStore(neo4j_driver(settings), settings.neo4j.database)
+
+
+#: The embedded backend's trace store file, in the data folder (not in ``index/``, which a
+#: rebuild replaces).
+TRACES_FILE = "traces.sqlite"
+
+#: ``settings.backend`` -> the function that opens its evidence-trace store (:mod:`graph.trace`).
+TRACE_BACKENDS: dict[str, Callable[[Settings, Optional[GraphStore]], "TraceStore"]] = {
+    "embedded": _traces_embedded,
+    "neo4j+opensearch": _traces_servers,
+}
+
+
+def trace_store(settings: Settings, graph: Optional[GraphStore] = None) -> "TraceStore":
+    """The evidence-trace store of the configured backend; ``graph``: the corpus store already
+    open (reused, and left open by the trace store's ``close``). Raises NotBuiltError when no
+    corpus was built."""
+    return TRACE_BACKENDS[settings.backend](settings, graph)

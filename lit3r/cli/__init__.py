@@ -17,11 +17,16 @@ import click
 
 from graph.progress import Reporter
 from ingest.corpus import PARSERS, ingest_corpus, ingest_metadata_only
-from lit3r.cli.params import CYPHER_PARAM, OPTION, PAPER_IDS, TABLE_SCHEMA, options_dict
+from lit3r.cli.browser import browser
+from lit3r.cli.cypher import cypher
+from lit3r.cli.graph import graph
+from lit3r.cli.params import OPTION, PAPER_IDS, TABLE_SCHEMA, options_dict
 from lit3r.cli.render import print_answer, print_shown, print_table, toml
+from lit3r.cli.trace import graph_trace, trace
 from lit3r.config import Settings, load_settings
 from lit3r.errors import Lit3rError, UnknownIdError
 from lit3r.redact import masked, redact, redact_data, secret_values
+from lit3r.server_errors import server_errors, server_message
 
 if TYPE_CHECKING:  # loaded by the commands that use them (the engine loads torch, lit3r.show PyMuPDF)
     from lit3r.pipeline.engine import AskResult, Engine
@@ -135,28 +140,38 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
         raise click.UsageError("--metadata-only takes no PDF_DIR and needs --metadata POOL.jsonl")
     if pdf_dir is None and not metadata_only:
         raise click.UsageError("missing PDF_DIR: pass a folder of PDFs (or --metadata-only --metadata POOL.jsonl)")
-    try:
-        if metadata_only or pdf_dir is None:
-            report = ingest_metadata_only(metadata_file, out_dir)
-        else:
-            report = ingest_corpus(pdf_dir, out_dir, metadata_file=metadata_file, parser=parser, workers=workers,
-                                   images=images, progress=not as_json, prune=prune)
-    except OSError as exc:  # an unwritable or vanished output folder
-        raise click.ClickException(f"{exc.filename or out_dir}: {exc.strerror or exc}: the corpus folder must be "
-                                   f"writable (choose another with --home or --out)") from None
-    except KeyboardInterrupt:
-        click.echo("Error: interrupted: parsed papers are kept; run the same command again to resume", err=True)
-        sys.exit(130)
-    built = _build(settings, as_json, rebuild) if build and report.papers else None
+    with _ingest_lock(out_dir):  # one ingest per data folder (lit3r/ingest_lock.py; the servers: a lease)
+        try:
+            if metadata_only or pdf_dir is None:
+                report = ingest_metadata_only(metadata_file, out_dir)
+            else:
+                report = ingest_corpus(pdf_dir, out_dir, metadata_file=metadata_file, parser=parser,
+                                       workers=workers, images=images, progress=not as_json, prune=prune)
+        except OSError as exc:  # an unwritable or vanished output folder
+            raise click.ClickException(f"{exc.filename or out_dir}: {exc.strerror or exc}: the corpus folder must "
+                                       f"be writable (choose another with --home or --out)") from None
+        except KeyboardInterrupt:
+            click.echo("Error: interrupted: parsed papers are kept; run the same command again to resume", err=True)
+            sys.exit(130)
+        built = _build(settings, as_json, rebuild) if build and report.papers else None
     if as_json:
         click.echo(json.dumps({"ingest": asdict(report), "build": asdict(built) if built else None}, indent=2))
         return
     for _file, reason in report.failures:
         click.echo(f"skipped {reason}", err=True)
+    for _file, line in report.duplicates:
+        click.echo(f"duplicate {line}", err=True)
+    for line in report.problems[:_SHOWN_PROBLEMS]:
+        click.echo(f"warning: {line}", err=True)
+    if len(report.problems) > _SHOWN_PROBLEMS:
+        click.echo(f"warning: {len(report.problems) - _SHOWN_PROBLEMS} more input problem(s): see "
+                   f"{out_dir / 'report.json'}", err=True)
     pruned = f", {report.pruned} pruned" if report.pruned else ""
+    dups = f", {len(report.duplicates)} duplicate(s)" if report.duplicates else ""
+    problems = f", {len(report.problems)} input problem(s)" if report.problems else ""
     click.echo(
         f"{report.papers} paper(s) in {out_dir} ({report.parsed} parsed, {report.unchanged} unchanged, "
-        f"{len(report.failures)} skipped{pruned}): {report.chunks} chunks, {report.references} references "
+        f"{len(report.failures)} skipped{dups}{pruned}{problems}): {report.chunks} chunks, {report.references} references "
         f"({report.resolved_references} resolved to corpus papers); {report.seconds:.1f} s"
     )
     if built is not None:
@@ -176,6 +191,17 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
         raise click.ClickException(f"no paper with a title in {metadata_file}: give lines with paper_id and title")
     if report.failures and report.parsed + report.unchanged == 0:
         raise click.ClickException(f"none of the {report.files} PDF file(s) could be ingested (reasons above)")
+
+
+def _ingest_lock(home: Path):
+    """The data folder's ingest lock (lit3r/ingest_lock.py)."""
+    from lit3r.ingest_lock import ingest_lock
+
+    return ingest_lock(home)
+
+
+#: Input problems of an ingest printed one per line; the rest are counted (all are in report.json).
+_SHOWN_PROBLEMS = 20
 
 
 def _build(settings: Settings, quiet: bool, rebuild: bool = False):
@@ -214,10 +240,12 @@ def _build(settings: Settings, quiet: bool, rebuild: bool = False):
 @click.option("--show", "show", type=click.Path(path_type=Path), default=None,
               help="Write one PNG per evidence locator into this folder (created if missing): the page, or the "
                    "table/figure region, with the evidence outlined.")
+@click.option("--trace-graph/--no-trace-graph", "trace_graph", default=True, show_default=True,
+              help="Store the evidence trace as a graph (lit3r/cli/trace.py; `lit3r graph trace QUERY_ID`).")
 @click.pass_context
 def ask(ctx: click.Context, question: str, options: tuple[tuple[str, str], ...], as_json: bool, top: int,
         llm: Optional[str], papers: Optional[list[str]], table_schema: Optional[list[dict]],
-        show: Optional[Path]) -> None:
+        show: Optional[Path], trace_graph: bool) -> None:
     """Answer QUESTION over the ingested corpus, with evidence locators.
 
     Runs Retrieve (hybrid BM25 + dense, RRF, PRF, rerank), Relate (similar papers, bibliographic
@@ -231,12 +259,15 @@ def ask(ctx: click.Context, question: str, options: tuple[tuple[str, str], ...],
     settings = _settings(ctx, **({"llm": {"provider": llm}} if llm else {}))
     show = show_dir(show) if show is not None else None  # a bad folder is refused before the models load
     engine = Engine(settings)
+    _warn_stale(settings)
     with engine.snapshot():  # the answer and what is printed about it come from one corpus
         result = engine.ask(question, options=opts or None, query_id="cli", table_schema=table_schema,
                             papers=papers, progress=Reporter())  # LLM rounds and readings, on stderr
         shown = _show(engine, result, show) if show is not None else None
         if as_json:
-            click.echo(json.dumps(redact_data({**result.to_json(), **(shown.to_json() if shown else {})},
+            stored = _store_trace(ctx, settings, engine, result, quiet=True) if trace_graph else None
+            extra = {"trace_graph": stored} if stored else {}
+            click.echo(json.dumps(redact_data({**result.to_json(), **(shown.to_json() if shown else {}), **extra},
                                               _secrets(ctx)), indent=2, ensure_ascii=False))
         else:
             secrets = _secrets(ctx)
@@ -244,8 +275,30 @@ def ask(ctx: click.Context, question: str, options: tuple[tuple[str, str], ...],
                          clean=lambda text: redact(text, secrets))
             if shown is not None:
                 print_shown(shown)
+            if trace_graph:  # after the answer: its one line (stderr) never comes before it
+                _store_trace(ctx, settings, engine, result)
     if shown is not None and shown.problems:
         raise click.ClickException("; ".join(shown.problems))
+
+
+def _warn_stale(settings: Settings) -> None:
+    """One ``warning:`` line on stderr when the index is older than the corpus (lit3r/index_state.py)."""
+    from lit3r.index_state import stale_index_message
+
+    stale = stale_index_message(settings)
+    if stale:
+        click.echo(f"warning: {stale}", err=True)
+
+
+def _store_trace(ctx: click.Context, settings: Settings, engine: Engine, result: AskResult,
+                 quiet: bool = False) -> Optional[dict]:
+    """Store one answer's evidence trace as a graph (issue 15): the store's report, None when it
+    could not be written (one warning line)."""
+    from lit3r.cli.trace import ask_run_name, store_or_warn
+    from lit3r.trace_graph import trace_line
+
+    return store_or_warn(settings, [redact_data(trace_line(result), _secrets(ctx))], ask_run_name(), engine.graph,
+                         result.query_id, quiet=quiet)
 
 
 def _show(engine: Engine, result: AskResult, folder: Path) -> ShowReport:
@@ -256,36 +309,8 @@ def _show(engine: Engine, result: AskResult, folder: Path) -> ShowReport:
     return show_evidence(chunks, engine.paper_heads([c.paper_id for c in chunks]), engine.settings.home, folder)
 
 
-def _server_errors() -> tuple[type[BaseException], ...]:
-    """The errors of the Neo4j driver and the OpenSearch client (connection, auth, query)."""
-    from neo4j.exceptions import DriverError, Neo4jError
-    from opensearchpy.exceptions import OpenSearchException
-
-    return (DriverError, Neo4jError, OpenSearchException)
-
-
-def _server_message(settings: Optional[Settings], exc: BaseException) -> str:
-    """One line naming the server that failed, why, and what to check."""
-    from neo4j.exceptions import AuthError, ServiceUnavailable
-    from opensearchpy.exceptions import AuthenticationException, AuthorizationException, OpenSearchException
-    from opensearchpy.exceptions import ConnectionError as OSConnectionError
-
-    if isinstance(exc, OpenSearchException):
-        where = f"OpenSearch at {settings.opensearch.url}" if settings else "OpenSearch"
-        setting = "opensearch.url / LIT3R_OPENSEARCH__URL"
-        prefix = "opensearch.user / password"
-        unreachable, denied = isinstance(exc, OSConnectionError), isinstance(exc, (AuthenticationException,
-                                                                                   AuthorizationException))
-    else:
-        where, setting = (f"Neo4j at {settings.neo4j.uri}" if settings else "Neo4j"), "neo4j.uri / LIT3R_NEO4J__URI"
-        prefix = "neo4j.user / password"
-        unreachable, denied = isinstance(exc, ServiceUnavailable), isinstance(exc, AuthError)
-    why = f"{type(exc).__name__}: {_clean(exc, 200)}"
-    if unreachable:
-        return f"{where} cannot be reached ({why}): check that it runs and that {setting} is right"
-    if denied:
-        return f"{where} refused the credentials ({why}): check {prefix}"
-    return f"{where} refused a request ({why}): see the reason; `lit3r doctor` checks both servers"
+#: The drivers' errors and their one line (lit3r/server_errors.py), caught once in Lit3rGroup.
+_server_errors, _server_message = server_errors, server_message
 
 
 def _clean(exc: BaseException, limit: int = 120) -> str:
@@ -303,25 +328,49 @@ def _clean(exc: BaseException, limit: int = 120) -> str:
               help="Questions in flight at once (helps when an LLM endpoint is the bottleneck).")
 @click.option("--llm", "llm", type=click.Choice(["none", "local", "openai"]), default=None,
               help="Override the configured LLM provider for this run.")
+@click.option("--trace-graph/--no-trace-graph", "trace_graph", default=True, show_default=True,
+              help="Store the evidence trace as a graph (lit3r/cli/trace.py; run: OUT without .jsonl).")
+@click.option("--fail-fast", "fail_fast", is_flag=True,
+              help="Stop at the first bad input line (default: report each bad line and run the others).")
 @click.pass_context
-def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optional[str]) -> None:
-    """Answer a batch of questions into a LitTraceQA submission; traces go to OUT.traces.jsonl."""
-    from lit3r.littraceqa.batch import read_inputs, run_batch
+def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optional[str], trace_graph: bool,
+        fail_fast: bool) -> None:
+    """Answer a batch of questions into a LitTraceQA submission; traces go to OUT.traces.jsonl.
+
+    Every input line is checked first: each bad line is one message naming the line and the
+    field, and gets no submission line; the other questions run (exit 1 at the end)."""
+    from lit3r.littraceqa.batch import run_batch
+    from lit3r.littraceqa.inputs import scan_inputs
     from lit3r.pipeline.engine import Engine
 
     settings = _settings(ctx, **({"llm": {"provider": llm}} if llm else {}))
-    if not read_inputs(queries):  # bad lines fail here, before the models load
-        raise click.ClickException(f"{queries} holds no question: pass a JSONL file with one question per line")
+    rows, bad = scan_inputs(queries)  # every line is checked here, before the models load
+    if bad and fail_fast:
+        raise click.ClickException(f"{bad[0]} (--fail-fast: no question was run)")
+    for line in bad:
+        click.echo(f"bad input {line}", err=True)
+    if not rows:
+        raise click.ClickException(f"{queries} holds no valid question: " + (
+            "fix the lines above" if bad else "pass a JSONL file with one question per line"))
     try:
-        report = run_batch(Engine(settings), queries, out, workers=workers)
+        engine = Engine(settings)
+        _warn_stale(settings)
+        report = run_batch(engine, queries, out, workers=workers)
     except OSError as exc:
         raise click.ClickException(f"--out {out}: cannot be written ({exc.strerror or exc}): choose a writable "
                                    f"path") from None
     for qid, err in report.failures:
         click.echo(f"failed {qid}: {redact(err, _secrets(ctx))}", err=True)
-    click.echo(f"{report.answered} answered, {report.skipped} already in {out}, {len(report.failures)} failed "
-               f"(of {report.inputs})")
-    if report.failures:
+    if trace_graph:
+        from lit3r.cli.trace import store_or_warn
+        from lit3r.trace_graph import read_trace_lines, run_name
+
+        traces = out.with_name(out.name + ".traces.jsonl")
+        lines = read_trace_lines(traces)[0] if traces.is_file() else []
+        if lines:
+            store_or_warn(settings, lines, run_name(out), later=f"lit3r trace load {traces}")
+    click.echo(redact(report.summary(out), _secrets(ctx)))
+    if report.failures or report.invalid:
         sys.exit(1)
 
 
@@ -408,64 +457,6 @@ def _read_jsonl(path: Path) -> list[dict]:
 
 
 @main.command()
-@click.argument("query_or_file")
-@click.option("--param", "params", type=CYPHER_PARAM, multiple=True,
-              help="A query parameter ($KEY): integers, true/false/null and JSON lists/maps are parsed; "
-                   "anything else (paper ids such as 2007.14062 too) stays a string.")
-@click.option("--write", is_flag=True, help="Run it in a write transaction, unchecked. Without it only a plain read "
-              "runs: the query is EXPLAINed first, and writes, LOAD CSV, procedures other than read-only ones "
-              "(db.labels, ...) and plugin functions are refused (graph/cypher_guard.py).")
-@click.option("--json", "as_json", is_flag=True, help="Print rows as JSON.")
-@click.option("--limit", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Print at most this many rows (the rest are not read from the server).")
-@click.pass_context
-def cypher(ctx: click.Context, query_or_file: str, params: tuple[tuple[str, Any], ...], write: bool, as_json: bool,
-           limit: int) -> None:
-    """Run Cypher on the Neo4j store: a query, a .cypher file, or the name of a statement in the
-    cypher/ folder (e.g. explore_neighbourhood --param paper_id=2007.14062)."""
-    from graph.cypher import names, statement
-    from lit3r.factory import neo4j_store
-
-    settings = _settings(ctx)
-    path = Path(query_or_file)
-    if not query_or_file.strip():
-        raise click.UsageError("the query is empty: pass Cypher, a .cypher file or a statement name")
-    if path.suffix == ".cypher":
-        try:
-            query = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-            raise click.ClickException(f"{path}: cannot be read ({why}): pass a UTF-8 .cypher file") from None
-    elif query_or_file in names():
-        query = statement(query_or_file)
-    else:
-        query = query_or_file
-    values = dict(params)
-    n = settings.neo4j
-    store = neo4j_store(settings)
-    try:
-        rows = (store.run_write if write else store.run_plain_read)(query, values, limit + 1)  # plain: EXPLAINed
-    except _server_errors() as exc:  # connection, credentials, syntax, a write in a read transaction
-        from neo4j.exceptions import AuthError, ServiceUnavailable
-
-        if isinstance(exc, (ServiceUnavailable, AuthError)):
-            raise click.ClickException(_server_message(settings, exc)) from None
-        msg = _clean(exc, 300) or type(exc).__name__
-        hint = " (writes need --write)" if "write" in msg.lower() and not write else ""
-        raise click.ClickException(f"Cypher failed on {n.uri}: {msg}{hint}") from None
-    finally:
-        store.close()
-    more = len(rows) > limit
-    rows = rows[:limit]
-    if as_json:
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
-    else:
-        print_table(rows)
-    if more:
-        click.echo(f"(more than {limit} rows: only the first {limit} are shown; pass --limit N for more)", err=True)
-
-
-@main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def doctor(ctx: click.Context, as_json: bool) -> None:
@@ -508,3 +499,10 @@ def config_show(ctx: click.Context, as_json: bool, changed: bool) -> None:
         return
     click.echo(f"# configuration file: {path or 'none'}; LIT3R_* variables override it\n"
                f"{toml(data, notes=descriptions())}")
+
+
+main.add_command(cypher)  # lit3r/cli/cypher.py
+main.add_command(graph)  # lit3r/cli/graph.py: the `lit3r graph` group
+main.add_command(trace)  # lit3r/cli/trace.py: `lit3r trace load|list|show|candidates|supported|delete`
+graph.add_command(graph_trace)  # `lit3r graph trace QUERY_ID`
+main.add_command(browser)  # lit3r/cli/browser.py

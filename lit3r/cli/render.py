@@ -4,6 +4,7 @@ before it, by :mod:`lit3r.redact`)."""
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import click
@@ -32,6 +33,38 @@ def print_table(rows: list[dict]) -> None:
     click.echo(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
 
 
+_PER_PAPER = re.compile(r"^(stage 1) (\S+): (.*)$", re.S)
+
+
+def collapse_notes(notes: list[str]) -> list[str]:
+    """``notes`` with the per-paper notes that say the same thing (an LLM endpoint down: one per
+    paper read) folded into one: "stage 1, 50 papers (2007.14062, 2108.09084, ...): <message>"."""
+    groups: dict[str, list[str]] = {}
+    order: list[tuple[str, str]] = []
+    for note in notes:
+        m = _PER_PAPER.match(note)
+        if m is None:
+            order.append(("", note))
+            continue
+        key = f"{m.group(1)}: {m.group(3)}"
+        if key not in groups:
+            groups[key] = []
+            order.append((key, m.group(1)))
+        groups[key].append(m.group(2))
+    out = []
+    for key, value in order:
+        if not key:
+            out.append(value)
+            continue
+        ids = groups[key]
+        if len(ids) == 1:
+            out.append(f"{value} {ids[0]}: {key[len(value) + 2:]}")
+        else:
+            shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
+            out.append(f"{value}, {len(ids)} papers ({shown}): {key[len(value) + 2:]}")
+    return out
+
+
 def print_answer(result: AskResult, heads: dict[str, Paper], top: int, options: dict[str, str],
                  clean: Callable[[str], str] = str) -> None:
     """The readable answer of ``lit3r ask``: answers, supporting papers, evidence, candidates,
@@ -40,9 +73,10 @@ def print_answer(result: AskResult, heads: dict[str, Paper], top: int, options: 
     :func:`lit3r.redact.redact`."""
     read, answer = result.read, result.submission()["answer"]
     if not read.papers and read.freeform:  # the reader abstained: the corpus does not support an answer
-        click.echo(read.freeform)
+        click.echo(read.freeform)  # one line; why it abstained is in --json (notes)
         for note in read.notes:
-            click.echo(f"  note: {clean(note)}")
+            if not note.startswith("abstained:"):
+                click.echo(f"  note: {clean(note)}")
         return
     if "multiple_choice" in answer:
         letter = answer["multiple_choice"]["gold"]
@@ -67,7 +101,7 @@ def print_answer(result: AskResult, heads: dict[str, Paper], top: int, options: 
     click.echo(f"\nCandidates (top {min(top, len(result.candidates))} of {len(result.candidates)}):")
     for i, pid in enumerate(result.candidates[:top], start=1):
         click.echo(f"  {i:2d}. [{pid}] {heads[pid].title[:90]}")
-    for note in read.notes + result.problems:
+    for note in collapse_notes(read.notes) + result.problems:
         click.echo(f"  note: {clean(note)}")
     t = result.timings
     click.echo("\nTimings: " + ", ".join(f"{k} {t[k]:.2f} s" for k in ("load", "retrieve", "relate", "read") if k in t))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,67 +18,55 @@ from typing import Optional
 
 from graph.progress import Reporter
 from lit3r.errors import InputError
+from lit3r.littraceqa.inputs import scan_inputs
 from lit3r.redact import redact, redact_data, secret_values
 
 
 @dataclass
 class BatchReport:
-    """Counts of one run and the failures ``(query_id, one-line error)``."""
+    """Counts of one run and the failures ``(query_id, one-line error)``; ``paths``: answers per
+    path (``llm``, ``fallback``, ``extractive``: :meth:`lit3r.pipeline.engine.AskResult.answered_by`),
+    ``degraded``: answers in which an LLM step failed or the fallback answered, ``faults``: per
+    LLM fault class (:mod:`lit3r.llm.faults`), the questions that met it."""
 
     inputs: int = 0
     skipped: int = 0
     answered: int = 0
     failures: list[tuple[str, str]] = field(default_factory=list)
+    #: One line per bad input line ("FILE:LINE: field ...: fix the line"): not run, nothing written.
+    invalid: list[str] = field(default_factory=list)
+    paths: Counter = field(default_factory=Counter)
+    degraded: int = 0
+    faults: Counter = field(default_factory=Counter)
 
+    def failure_classes(self) -> Counter:
+        """Failed questions per error class (the name before the first colon of each error)."""
+        return Counter(err.split(":", 1)[0] for _, err in self.failures)
 
-ANSWER_TYPES = ("freeform", "multiple_choice", "table")
+    def summary(self, out: Path) -> str:
+        """The run's one-line summary: answered (per path), degraded, failed (per class), LLM faults."""
+        line = f"{self.answered} answered, {self.skipped} already in {out}, {len(self.failures)} failed"
+        if self.failures:
+            line += " (" + ", ".join(f"{k} {v}" for k, v in sorted(self.failure_classes().items())) + ")"
+        line += f" (of {self.inputs})"
+        if self.invalid:
+            line += f"; {len(self.invalid)} bad input line(s) not run (fix them and run again)"
+        if self.paths:
+            line += "; answered by " + ", ".join(f"{k} {v}" for k, v in sorted(self.paths.items()))
+        if self.degraded or self.faults:
+            faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items()))
+            line += f"; {self.degraded} degraded" + (f" (questions per LLM fault: {faults})" if faults else "")
+        return line
 
 
 def read_inputs(path: Path) -> list[dict]:
-    """Question lines (LitTraceQA input format). Raises InputError naming the file and line for a
-    file that is not UTF-8, bad JSON, a line without a string ``query_id`` and ``question``,
-    malformed ``answer_types``, ``multiple_choice_options`` or ``table_schema``, and for
-    duplicate query ids."""
-    rows, seen = [], set()
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not a UTF-8 text file: pass a JSONL file of questions") from None
-    for no, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise InputError(f"{path}:{no}: not valid JSON ({getattr(exc, 'msg', 'too deeply nested')}): "
-                             f"fix the line") from None
-        problem = _input_problem(row)
-        if problem:
-            raise InputError(f"{path}:{no}: {problem}: fix the line")
-        if row["query_id"] in seen:
-            raise InputError(f"{path}:{no}: duplicate query_id {row['query_id']!r}: make ids unique")
-        seen.add(row["query_id"])
-        rows.append(row)
+    """Question lines (LitTraceQA input format, :mod:`lit3r.littraceqa.inputs`), all or nothing:
+    raises InputError naming the file, the line and the field at the first bad line (what
+    ``lit3r run --fail-fast`` does), and for a file that cannot be read or is not UTF-8."""
+    rows, problems = scan_inputs(path)
+    if problems:
+        raise InputError(problems[0])
     return rows
-
-
-def _input_problem(row: object) -> str:
-    """What is wrong with one input line ("" when nothing)."""
-    if not isinstance(row, dict) or not isinstance(row.get("query_id"), str) or not row["query_id"].strip() \
-            or not isinstance(row.get("question"), str):
-        return 'needs a string "query_id" and a string "question"'
-    types = row.get("answer_types", ["freeform"])
-    if not isinstance(types, list) or not types or any(t not in ANSWER_TYPES for t in types):
-        return f'"answer_types" must be a list of {", ".join(ANSWER_TYPES)}'
-    opts = row.get("multiple_choice_options")
-    if opts is not None and (not isinstance(opts, list) or not all(
-            isinstance(o, dict) and isinstance(o.get("label"), str) and isinstance(o.get("text"), str) for o in opts)):
-        return '"multiple_choice_options" must be a list of {"label", "text"} objects'
-    schema = row.get("table_schema")
-    if schema is not None and (not isinstance(schema, list) or not all(
-            isinstance(c, dict) and isinstance(c.get("name"), str) for c in schema)):
-        return '"table_schema" must be a list of {"name", "type", "is_row_key"} columns'
-    return ""
 
 
 def done_ids(out: Path) -> set[str]:
@@ -104,20 +93,28 @@ def done_ids(out: Path) -> set[str]:
 
 
 def run_batch(engine, queries: Path, out: Path, *, workers: int = 1, progress: bool = True,
-              traces: Optional[Path] = None) -> BatchReport:
+              traces: Optional[Path] = None, fail_fast: bool = False) -> BatchReport:
     """Answer every question of ``queries`` not yet in ``out``; append submission lines to
     ``out`` and ``{"query_id", "trace", "candidates"}`` (or ``"error"``) lines to ``traces``
-    (default ``<out>.traces.jsonl``)."""
-    rows = read_inputs(queries)
+    (default ``<out>.traces.jsonl``).
+
+    Every line is checked before any question runs (:func:`lit3r.littraceqa.inputs.scan_inputs`):
+    bad lines are listed in ``BatchReport.invalid`` and get no submission line (a gold question
+    without one scores as an empty answer; once fixed, the next run answers it), the others run.
+    ``fail_fast``: raise InputError at the first bad line instead, before any work."""
+    rows, invalid = scan_inputs(queries)
+    if invalid and fail_fast:
+        raise InputError(f"{invalid[0]} (--fail-fast: no question was run)")
     out = Path(out)
     if out.exists() and Path(queries).resolve() == out.resolve():
         raise InputError(f"--out {out} is the --queries file: write the submission to another file")
     traces = traces or out.with_name(out.name + ".traces.jsonl")
     out.parent.mkdir(parents=True, exist_ok=True)
     _drop_torn_line(out)
+    _drop_torn_line(traces)  # a killed run can tear the last trace line too (it would block `lit3r eval`)
     done = done_ids(out)
     todo = [r for r in rows if r["query_id"] not in done]
-    report = BatchReport(inputs=len(rows), skipped=len(rows) - len(todo))
+    report = BatchReport(inputs=len(rows), skipped=len(rows) - len(todo), invalid=invalid)
     lock = threading.Lock()
 
     secrets = secret_values(getattr(engine, "settings", None))  # traces and errors never carry a key or password
@@ -139,6 +136,9 @@ def run_batch(engine, queries: Path, out: Path, *, workers: int = 1, progress: b
             _append(out, line)
             _append(traces, trace)
             report.answered += 1
+            report.paths[res.answered_by()] += 1
+            report.degraded += res.degraded()
+            report.faults.update(set(res.usage.faults))
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool, \
             Reporter(enabled=progress and bool(todo)).bar("questions", len(todo), "question") as bar:

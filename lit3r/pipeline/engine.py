@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import time
+import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional, Sequence
 
@@ -24,6 +25,7 @@ from graph.records import Paper
 from lit3r import factory
 from lit3r.config import Settings
 from lit3r.errors import BadQuestion
+from lit3r.littraceqa.format import evidence_chunks
 from lit3r.littraceqa.validate import QuestionSpec, validate_read
 from lit3r.llm.client import StructuredLLM, Usage, track_usage
 from lit3r.models import CachedQueryEncoder
@@ -63,14 +65,41 @@ class AskResult:
         """The validated LitTraceQA submission line (../shared/docs/LITTRACEQA.md)."""
         return self.line
 
+    def answered_by(self) -> str:
+        """Which path answered: "llm" (the LLM reader's synthesis), "fallback" (an LLM is
+        configured but its synthesis failed: the extractive answer stands), "extractive" (no
+        LLM) or "none" (retrieval only)."""
+        reader = self.read.reader
+        if reader.startswith("none"):
+            return "none"
+        if reader == "llm":
+            return "llm"
+        return "fallback" if reader.startswith("llm") else "extractive"
+
+    def degraded(self) -> bool:
+        """An LLM step failed (its fault classes are in ``usage.faults``) or the fallback answered."""
+        return bool(self.usage.faults) or self.answered_by() == "fallback"
+
     def trace(self) -> dict[str, Any]:
-        """Subqueries by round, verifier reports, pool sizes, LLM calls and tokens, the LLM
-        profile, timings."""
+        """Which path answered (``answered_by``, ``degraded``), the question, subqueries by round
+        (with their pooled chunks ``[[chunk_id, score]]``, best first), verifier reports, pool
+        sizes, Ranking A ``[[paper_id, score]]``, Ranking B and its per-source lists, the seeds, the submission line (``answer``) and the chunk ids behind
+        its evidence items (``evidence_chunks``), LLM calls and tokens, the LLM profile, timings:
+        what :func:`lit3r.trace_graph.trace_graph` turns into the evidence-trace graph."""
         return {
+            "answered_by": self.answered_by(),
+            "degraded": self.degraded(),
+            "question": self.question,
             "rounds": [asdict(r) for r in self.rounds],
             "subqueries": [{"query": t.query, "prf_query": t.prf_query, "pooled": len(t.pooled),
+                            "pooled_chunks": [[c, float(s)] for c, s in t.pooled],
                             "seconds": t.seconds} for t in self.subqueries],
+            "ranking_a": [[p, float(s)] for p, s in self.ranking_a],
+            "ranking_b": self.relate.ranking_b,
+            "relate_sources": self.relate.sources,
             "seeds": self.relate.seeds,
+            "answer": self.line,
+            "evidence_chunks": [c.chunk_id for c in evidence_chunks(self.read.evidence, self.line)],
             "reader": {"name": self.read.reader, "supporting": self.read.supporting, "facts": self.read.facts,
                        "options": self.read.option_support, "notes": self.read.notes},
             "validation": self.problems,
@@ -107,7 +136,9 @@ class Question:
     def make(cls, text: str, *, options: Optional[dict[str, str]] = None, answer_types: Optional[Sequence[str]] = None,
              schema: Optional[list[dict]] = None, query_id: str = "q") -> "Question":
         """The answer types default to free text (plus multiple choice with options, plus table
-        with a schema). Raises BadQuestion for an empty question or a single option."""
+        with a schema). Control characters and lone surrogates (undecodable bytes) are dropped
+        from the text. Raises BadQuestion for an empty question or a single option."""
+        text = "".join(ch for ch in text if ch in "\t\n" or unicodedata.category(ch) not in ("Cc", "Cs"))
         if not text.strip():
             raise BadQuestion("the question is empty: pass a question in quotes")
         if options is not None and len(options) < 2:

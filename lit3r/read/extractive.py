@@ -117,7 +117,9 @@ class ExtractiveReader:
         first = set(candidates[: self.params.papers])
         read = [sc for sc in given.items if sc[1].paper_id in first]
         if not read or given.closeness < self.params.abstain_cosine:  # far from everything read
-            return ReadResult([], [], freeform=f"no supporting evidence in this corpus for: {question.strip()}",
+            asked = " ".join(question.split())
+            asked = asked if len(asked) <= _ECHO_CHARS else asked[:_ECHO_CHARS].rstrip() + "..."
+            return ReadResult([], [], freeform=f"no supporting evidence in this corpus for: {asked}",
                               notes=["abstained: no read chunk is close enough to the question (read.abstain_cosine)"])
         best: dict[str, tuple[float, Chunk]] = {}
         for s, c in read:
@@ -158,7 +160,11 @@ class ExtractiveReader:
                             and (u.kind != "line" or u.chunk.paper_id not in objects)]
                 answer_unit = next((u for u in per_option[result.choice].units if u is not None), None)
         if answer_unit is None and units:
-            answer_unit = max(units, key=lambda u: support.relevance(u) + (0.2 if numeric_q and u.values else 0.0))
+            how = bool(_HOW_Q.search(ask)) and not numeric_q
+            # a mechanism is the first supporting paper's: its own sentences answer "how"
+            own = [u for u in units if u.chunk.paper_id == chosen[0]] if how else []
+            answer_unit = max(own or units, key=lambda u: support.relevance(u) * (_how_share(u) if how else 1.0)
+                              + (0.2 if numeric_q and u.values else 0.0))
         if answer_unit is not None:
             result.freeform = answer_unit.text[:400]
             result.evidence = _cite_first(answer_unit.chunk, result.evidence, limit, stating,
@@ -167,13 +173,42 @@ class ExtractiveReader:
                 if c.paper_id not in result.papers:
                     result.papers.insert(0, c.paper_id)
         if schema:
+            cited: list[Chunk] = []
             result.rows = extractive_rows(question, schema, [c for _, c in read if c.paper_id in chosen][:30],
                                           {pid: p.title for pid, p in papers.items()}, units,
                                           {pid: self._names(pid) for pid in papers},
                                           {pid: [ln for c in self.graph.chunks_of(pid) for ln in chunk_lines(c)]
-                                           for pid in papers})
+                                           for pid in papers}, cited)
+            if cited:  # a table answer read from table cells cites those tables first
+                result.evidence = _cite_first(cited[0], result.evidence, max(limit, len(cited)), cited[1:])
         result.supporting = {pid: [c.chunk_id for c in result.evidence if c.paper_id == pid] for pid in result.papers}
         return result
+
+
+#: A question about a mechanism: "How does X build / bias / route ...?", "In what way ...".
+_HOW_Q = re.compile(r"^\s*(?:how (?:does|do|is|are|can|did)\b|in what way\b|by what (?:means|mechanism)\b)", re.I)
+#: A sentence that reports an experiment rather than states a mechanism.
+_EVALUATION = re.compile(r"\b(?:experiments?|evaluat\w*|we (?:test|conduct|measure|report|observe|compare)\w*|results?|"
+                         r"performance|performed|outperforms?|accuracy|baselines?|ablation|Table \d+|Figure \d+)\b", re.I)
+#: A sentence that states how something is done.
+_MECHANISM = re.compile(r"\b(?:by|via|using|instead of|consists? of|is computed|computes?|we (?:propose|introduce|use|apply|"
+                        r"construct|build|define)|first\b.*\bthen|recursively|each)\b", re.I)
+#: The share of its relevance an evaluation sentence keeps for a mechanism question, and the
+#: factor a sentence that states a mechanism gets (item 3: the sentence that answers "how").
+EVALUATION_SHARE, MECHANISM_FACTOR = 0.6, 1.25
+
+
+def _how_share(unit: Unit) -> float:
+    """The factor of a unit's relevance for a "how" question (``EVALUATION_SHARE``,
+    ``MECHANISM_FACTOR``): table cells and rows state results, not mechanisms."""
+    if unit.kind != "line":
+        return EVALUATION_SHARE
+    share = EVALUATION_SHARE if _EVALUATION.search(unit.text) or _EVALUATION.search(unit.chunk.section or "") else 1.0
+    return share * (MECHANISM_FACTOR if _MECHANISM.search(unit.text) else 1.0)
+
+
+#: How much of the question an abstention repeats.
+_ECHO_CHARS = 200
 
 
 def _cite_first(chunk: Chunk, evidence: list[Chunk], limit: int, stating: Sequence[Chunk] = (),
@@ -200,7 +235,8 @@ def _cite_first(chunk: Chunk, evidence: list[Chunk], limit: int, stating: Sequen
 _PAPER_COLUMN = re.compile(r"\b(paper|title|work|publication|article|study)\b", re.I)
 def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titles: dict[str, str],
                     units: Sequence[Unit] = (), own: Optional[dict[str, list[str]]] = None,
-                    paper_lines: Optional[dict[str, list[str]]] = None) -> list[dict]:
+                    paper_lines: Optional[dict[str, list[str]]] = None,
+                    cited: Optional[list[Chunk]] = None) -> list[dict]:
     """Table rows without an LLM: the row keys are the supporting papers' titles when the key
     column names a paper (or the name the question gives the paper, when it lists the papers by
     their ``own`` names, ``{paper_id: names}``: "TTT-E2E, In-Place TTT, TLM and FOA"), else the names the question lists, else each supporting paper's short
@@ -212,12 +248,14 @@ def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titl
     under the column's header that matches the question best, else a name the paper states as
     the column's ("NAME as the base model", in any of its lines, ``paper_lines``
     ``{paper_id: lines}``), else the paper's line that matches the column's name best, else its
-    best table cell. A string cell is otherwise the rest of the best line. A value that is not found stays empty:
+    best table cell. A string cell is otherwise the rest of the best line. ``cited``: when
+    given, the table chunks the named rows' values were read from are appended to it. A value that is not found stays empty:
     nothing is invented."""
     keys = [c for c in schema if c.get("is_row_key")] or schema[:1]
     others = [c for c in schema if c not in keys]
     key = keys[0]["name"]
-    lines = [(ln, c.paper_id) for c in sorted(chunks, key=lambda c: c.kind != "table") for ln in chunk_lines(c)]
+    by_kind = sorted(chunks, key=lambda c: c.kind != "table")
+    lines = [(ln, c.paper_id) for c in by_kind for ln in chunk_lines(c)]
     cells = [u for u in units if u.kind == "cell"]
     rows: list[dict] = []
     if _PAPER_COLUMN.search(key):
@@ -243,25 +281,59 @@ def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titl
                 row[col["name"]] = found
             rows.append(row)
         return rows
-    names = question_entities(question) or [t.split(":")[0].strip()[:60] for t in titles.values()]
+    listed = [e for e in question_entities(question) if not any(_same(e, c["name"]) for c in schema)]
+    names = listed or _rows_asked(question, cells, others) or [t.split(":")[0].strip()[:60] for t in titles.values()]
     block = _one_block(cells, names)
     for name in names:
         row = {key: name}
         pat = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
-        hit = next((ln for ln, _ in lines if pat.search(ln)), "")
+        hit, where = next(((ln, c) for c in by_kind for ln in chunk_lines(c) if pat.search(ln)), ("", None))
         rest = pat.split(hit, maxsplit=1)[-1] if hit else ""
         named = [u for u in block if _names_row(u, name)] or [u for u in cells if _names_row(u, name)]
         for col in others:
-            found = _table_cell(question, col, named)
-            row[col["name"]] = found if found is not None else _cell(rest, col)
+            # a cell under the column's own header words ("de" of EN-DE, not the "en" EN-FR shares)
+            found, unit = _table_cell_unit(question, col, [u for u in named if _labelled(u, col, others)] or named)
+            if unit is not None and cited is not None and unit.chunk not in cited:
+                cited.append(unit.chunk)
+            if found is None and where is not None and _about(col, terms(where.text)):  # the chunk names the column
+                found = _cell(rest, col)
+            row[col["name"]] = found
         rows.append(row)
     return rows
+
+
+def _same(a: str, b: str) -> bool:
+    """Two names are the same, case, spacing and punctuation aside ("EN-DE" and "en de")."""
+    return tokenize(a) == tokenize(b)
+
+
+#: At most this many rows are read from a table when the question names none.
+_MAX_ASKED_ROWS = 10
+
+
+def _rows_asked(question: str, cells: Sequence[Unit], columns: Sequence[dict]) -> list[str]:
+    """Row keys for a question that lists the columns but not the rows ("the BLEU of the base
+    and big Transformer on EN-DE and EN-FR"): in the table whose cells fill most of the
+    ``columns``, the rows whose key shares a word with the question (other than the columns'
+    words), in table order. Empty when no table has such rows."""
+    asked = terms(question) - {t for c in columns for t in terms(c["name"])}
+    by_chunk: dict[str, tuple[set[str], list[str]]] = {}
+    for u in cells:
+        if not u.row_key or not any(_about(c, u.terms | u.context) for c in columns):
+            continue
+        filled, keys = by_chunk.setdefault(u.chunk.chunk_id, (set(), []))
+        filled.update(c["name"] for c in columns if _about(c, u.terms | u.context))
+        if u.row_key not in keys and terms(u.row_key) & asked:
+            keys.append(u.row_key)
+    ranked = sorted(by_chunk.values(), key=lambda fk: (-len(fk[0]), -len(fk[1])))
+    return next((keys[:_MAX_ASKED_ROWS] for _, keys in ranked if keys), [])
 
 
 def _best_line(lines: Sequence[str], name: str) -> str:
     """The line that holds most of the tokens of ``name`` ("" when there is none)."""
     want = set(tokenize(name))
-    return max(lines, key=lambda x: overlap(want, set(tokenize(x))), default="")
+    best = max(lines, key=lambda x: overlap(want, set(tokenize(x))), default="")
+    return best if best and overlap(want, set(tokenize(best))) > 0 else ""
 
 
 def _names_row(unit: Unit, name: str) -> bool:
@@ -283,17 +355,30 @@ def _one_block(cells: Sequence[Unit], names: Sequence[str]) -> list[Unit]:
     return [u for u in cells if (u.chunk.chunk_id, u.row_group) == best]
 
 
+def _about(col: dict, said: set[str]) -> bool:
+    """``said`` (a unit's or line's terms) holds a word of the column's name: a value is only
+    read for a column the evidence names."""
+    return bool({t for t in terms(col["name"]) if not NUM.fullmatch(t)} & said)
+
+
 def _table_cell(question: str, col: dict, cells: Sequence[Unit]) -> Optional[object]:
     """The value of the cell among ``cells`` whose context matches the column's name (twice) and
-    the question best, cast to the column's type; None when no cell has a value of that type."""
+    the question best, cast to the column's type, among the cells whose row, column or caption
+    name the column; None when no such cell has a value of that type."""
+    return _table_cell_unit(question, col, cells)[0]
+
+
+def _table_cell_unit(question: str, col: dict, cells: Sequence[Unit]) -> tuple[Optional[object], Optional[Unit]]:
+    """:func:`_table_cell` with the cell it read: ``(value, unit)``, ``(None, None)`` when none."""
+    cells = [u for u in cells if _about(col, u.terms | u.context)]  # a column the table does not have stays empty
     if col.get("type") != "number" or not cells:
-        return None
+        return None, None
     support = Support(f"{col['name']} {col['name']}. {question}", cells)
     for u in sorted(cells, key=lambda u: -support.relevance(u)):
         value = _cell(u.text.rsplit(":", 1)[-1], col)
         if value is not None:
-            return value
-    return None
+            return value, u
+    return None, None
 
 
 #: The question asks for a paper's best result ("its best RL-trained model", "the highest score").

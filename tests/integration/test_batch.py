@@ -26,6 +26,9 @@ def test_run_resume_and_eval(subset_home, tmp_path):
     run_batch(engine, part, out, progress=False)
     lines = out.read_text().splitlines()
     out.write_text("\n".join(lines[:4]) + "\n" + lines[4][:20])  # torn last line
+    traces_file = tmp_path / "sub.jsonl.traces.jsonl"
+    tlines = traces_file.read_text().splitlines()
+    traces_file.write_text("\n".join(tlines[:4]) + "\n" + tlines[4][:30])  # the trace file torn too: repaired
     res = CliRunner().invoke(main, ["--home", str(subset_home), "run", "--queries", str(INPUTS), "--out", str(out),
                                     "--workers", "2"])
     assert res.exit_code == 0, res.output
@@ -63,13 +66,51 @@ def test_run_resume_and_eval(subset_home, tmp_path):
     assert "Candidate recall@k from sub.jsonl.traces.jsonl" in table.output and "family=multi_paper" in table.output
 
 
-def test_a_failing_question_does_not_stop_the_batch(subset_home, tmp_path):
+def test_bad_lines_are_each_one_message_and_the_rest_of_the_batch_goes_on(subset_home, tmp_path):
+    """A real `lit3r run` over a batch with bad lines (issue 16, item 5): one message per bad line
+    before any question runs, the good questions answered, the bad ones get no submission line;
+    --fail-fast stops at the first bad line before any work."""
     queries = tmp_path / "q.jsonl"
-    queries.write_text(json.dumps({"query_id": "bad", "question": "   "}) + "\n"
-                       + json.dumps({"query_id": "good", "question": "Big Bird sparse attention"}) + "\n")
-    report = run_batch(Engine(load_settings(home=subset_home)), queries, tmp_path / "o.jsonl", progress=False)
-    assert report.answered == 1 and report.failures[0][0] == "bad"
-    assert [json.loads(x)["query_id"] for x in (tmp_path / "o.jsonl").read_text().splitlines()] == ["good"]
+    lines = [
+        {"query_id": "good", "question": "Which sparse attention pattern does Big Bird use?"},
+        {"query_id": "no_text", "question": "q", "answer_types": ["multiple_choice"],
+         "multiple_choice_options": [{"label": "A", "text": "x"}, {"label": "B"}]},
+        {"query_id": "twice", "question": "q", "answer_types": ["multiple_choice"],
+         "multiple_choice_options": [{"label": "A", "text": "x"}, {"label": "A", "text": "y"}]},
+        {"query_id": "col_type", "question": "q", "answer_types": ["table"], "table_schema": [{"name": "M", "type": "int"}]},
+        {"query_id": "cols", "question": "q", "answer_types": ["table"], "table_schema": [{"name": "M"}, {"name": "M"}]},
+        {"query_id": "essay", "question": "q", "answer_types": ["essay"]},
+        {"query_id": "blank", "question": "   "},
+        {"query_id": "mc", "question": "Which attention does Big Bird use?", "answer_types": ["multiple_choice"],
+         "multiple_choice_options": [{"label": "A", "text": "sparse"}, {"label": "B", "text": "dense"}]},
+    ]
+    queries.write_text("\n".join(json.dumps(x) for x in lines) + "\n{not json\n")
+    out = tmp_path / "o.jsonl"
+    fast = CliRunner().invoke(main, ["--home", str(subset_home), "run", "--queries", str(queries), "--out", str(out),
+                                     "--fail-fast", "--no-trace-graph"])
+    assert fast.exit_code == 1 and not out.exists()
+    assert f"Error: {queries}:2 (query_id 'no_text'): field \"multiple_choice_options[1].text\": missing: fix the " \
+           f"line (--fail-fast: no question was run)" in fast.output
+    res = CliRunner().invoke(main, ["--home", str(subset_home), "run", "--queries", str(queries), "--out", str(out),
+                                    "--no-trace-graph"])
+    assert res.exit_code == 1, res.output
+    bad = [line for line in res.output.splitlines() if line.startswith("bad input ")]
+    fields = ['"multiple_choice_options[1].text"', '"multiple_choice_options"', '"table_schema[0].type"',
+              '"table_schema"', '"answer_types[0]"', '"question"']
+    assert [b.split(": ")[0].split(" (")[0] for b in bad] == [f"bad input {queries}:{n}" for n in (2, 3, 4, 5, 6, 7, 9)]
+    for b, name in zip(bad, fields):
+        assert f"field {name}" in b, (b, name)
+    assert "not valid JSON" in bad[-1]
+    assert "2 answered, 0 already in" in res.output and "7 bad input line(s) not run" in res.output
+    subs = [json.loads(x) for x in out.read_text().splitlines()]
+    assert sorted(s["query_id"] for s in subs) == ["good", "mc"]
+    assert next(s for s in subs if s["query_id"] == "mc")["answer"]["multiple_choice"]["gold"] in ("A", "B")
+    # fixed, a line runs on the next run; the answered ones are kept
+    lines[5]["answer_types"] = ["freeform"]
+    queries.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    again = CliRunner().invoke(main, ["--home", str(subset_home), "run", "--queries", str(queries), "--out", str(out),
+                                      "--no-trace-graph"])
+    assert "1 answered, 2 already in" in again.output and "5 bad input line(s) not run" in again.output
 
 
 def test_bad_input_file_is_one_clear_line(subset_home, tmp_path):
@@ -77,4 +118,5 @@ def test_bad_input_file_is_one_clear_line(subset_home, tmp_path):
     queries.write_text('{"query_id": "a"}\n')
     res = CliRunner().invoke(main, ["--home", str(subset_home), "run", "--queries", str(queries), "--out",
                                     str(tmp_path / "o.jsonl")])
-    assert res.exit_code == 1 and 'q.jsonl:1: needs a string "query_id" and a string "question"' in res.output
+    assert res.exit_code == 1 and f"bad input {queries}:1 (query_id 'a'): field \"question\": missing" in res.output
+    assert f"{queries} holds no valid question: fix the lines above" in res.output

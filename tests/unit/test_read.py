@@ -231,3 +231,37 @@ def test_own_rows_of_a_paper():
 
     assert _own_row("Satori-Qwen-7B (Round 2)", ["Satori"]) and _own_row("CodeLLAMA + ReFT", ["ReFT"])
     assert not _own_row("PreFT baseline", ["ReFT"]) and not _own_row("ReFTs", ["ReFT"])
+
+
+def test_a_column_the_evidence_does_not_name_stays_empty():
+    """A bad-input trial asked for a "Goldfish span" column next to GSM8K: no value is invented."""
+    rows = extractive_rows("What are the GSM8K accuracies of CoT and CoT+RE2?",
+                           [{"name": "Method", "type": "string", "is_row_key": True},
+                            {"name": "GSM8K", "type": "number"}, {"name": "Goldfish span", "type": "number"}],
+                           [], {}, _row_cells("Table 1: Results\nMethod | GSM8K | SVAMP\nCoT | 78.77 | 80.1\n"
+                                              "CoT+RE2 | 80.59 | 81.2"))
+    assert rows == [{"Method": "CoT", "GSM8K": 78.77, "Goldfish span": None},
+                    {"Method": "CoT+RE2", "GSM8K": 80.59, "Goldfish span": None}]
+
+
+def test_control_characters_and_undecodable_bytes_leave_the_question():
+    from lit3r.errors import BadQuestion
+    from lit3r.pipeline.engine import Question
+
+    assert Question.make("What is \udcff\udcfe attention?\x00").text == "What is  attention?"
+    with pytest.raises(BadQuestion, match="the question is empty"):
+        Question.make("\x01\x02\x03\x1f")
+
+
+def test_a_how_question_prefers_the_sentence_that_states_the_mechanism():
+    from lit3r.read.extractive import _HOW_Q, _how_share
+
+    def line(text: str, section: str):
+        return claims.units_of(Chunk(chunk_id="p::c0001", paper_id="p", kind="text", page=3, seq=1,
+                                     section=section, text=text))[0]
+
+    method = line("RAPTOR builds the tree by clustering chunk embeddings and summarising each cluster.", "3 METHODS")
+    experiment = line("We conducted experiments on the cost of RAPTOR's tree-building process.", "A SCALABILITY")
+    cell = _row_cells("Table 1: Results\nMethod | Acc\nRAPTOR | 80.5")[0]
+    assert _how_share(method) > 1.0 > _how_share(experiment) and _how_share(cell) < 1.0
+    assert _HOW_Q.search("How does RAPTOR build its tree?") and not _HOW_Q.search("Which tree does RAPTOR build?")
