@@ -1,19 +1,20 @@
 """Readable tables for the exploration commands (``lit3r graph``, ``lit3r cypher --list``): rich
 tables whose cells wrap and fold long values (ids, work keys) onto more lines, never cut them.
-The width is the terminal's, or :data:`WIDTH` when the output is not a terminal."""
+The width is the terminal's, or ``COLUMNS``, or :data:`WIDTH` when the output is not a terminal."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import sys
 from typing import Any, Optional, Sequence
 
 import click
 
-#: Table width when stdout is not a terminal (a pipe, a file, a test).
-WIDTH = 120
+#: Table width when stdout is not a terminal (a pipe, a file, a test) and ``COLUMNS`` is not set.
+WIDTH = 160
 
 
 def cell(v: Any) -> str:
@@ -41,7 +42,8 @@ def render(rows: Sequence[dict], title: Optional[str] = None, columns: Optional[
     for r in rows:
         table.add_row(*(cell(r.get(c)) for c in cols))
     out = io.StringIO()
-    w = width or (shutil.get_terminal_size((WIDTH, 24)).columns if sys.stdout.isatty() else WIDTH)
+    w = width or (shutil.get_terminal_size((WIDTH, 24)).columns if sys.stdout.isatty()
+                  else int(os.environ.get("COLUMNS", "0") or 0) or WIDTH)
     Console(file=out, width=w, no_color=True, highlight=False, emoji=False, markup=False).print(table)
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines()).strip("\n")
 
