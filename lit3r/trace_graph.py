@@ -34,7 +34,21 @@ def trace_line(result: Any) -> dict[str, Any]:
 
 def trace_graph(line: dict[str, Any], run: str, stored_at: Optional[str] = None) -> TraceGraph:
     """The graph of one trace line (module docstring) for ``run``; ``stored_at``: ISO time (default
-    now). Raises InputError naming the first missing field."""
+    now). Raises InputError naming the first missing field, for a run name with "/" (the
+    separator of question keys) and for a trace whose fields have the wrong shape."""
+    if not run.strip() or "/" in run:
+        raise InputError(f"run name {run[:80]!r} is empty or holds '/': pass --run NAME without '/'")
+    try:
+        return _trace_graph(line, run, stored_at)
+    except InputError:
+        raise
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:
+        qid = line.get("query_id") if isinstance(line, dict) else None
+        raise InputError(f"trace of {str(qid)[:80]!r} has a field of the wrong shape ({type(exc).__name__}: "
+                         f"{str(exc)[:120]}): pass the OUT.traces.jsonl that `lit3r run` wrote, unedited") from None
+
+
+def _trace_graph(line: dict[str, Any], run: str, stored_at: Optional[str]) -> TraceGraph:
     qid, t = line.get("query_id"), line.get("trace")
     if not isinstance(qid, str) or not isinstance(t, dict):
         raise InputError('a trace line needs a string "query_id" and a "trace" object')

@@ -95,3 +95,21 @@ def test_style_covers_the_lit3r_labels():
         assert "color:" in rules[label] and "caption:" in rules[label], label
     assert len({re.search(r"\bcolor: (#\w+)", rules[k]).group(1) for k in
                 ("TextChunk", "TableChunk", "FigureChunk", "EquationChunk", "TitleAbstractChunk")}) == 5
+
+
+def test_malformed_traces_and_run_names_are_one_line_errors():
+    """Bad-input trial (issue 15): wrong-typed fields were tracebacks; a run name with "/" made
+    two questions share one key and one was lost."""
+    import pytest
+
+    from lit3r.errors import InputError
+    from lit3r.trace_graph import trace_graph
+
+    with pytest.raises(InputError, match="wrong shape"):
+        trace_graph({"query_id": "q1", "trace": {k: None for k in (
+            "question", "rounds", "subqueries", "ranking_a", "ranking_b", "relate_sources", "seeds",
+            "evidence_chunks")}}, "run1")
+    with pytest.raises(InputError, match="holds '/'"):
+        trace_graph({"query_id": "c1", "trace": {}}, "a/b")
+    with pytest.raises(InputError, match='needs a string "query_id"'):
+        trace_graph({"query_id": 5, "trace": {}}, "run1")
