@@ -269,9 +269,11 @@ def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titl
                 # a table cell under a header that names the column; else the paper's best line; else
                 # its best table cell
                 labelled = [u for u in mine if _labelled(u, col, others)]
-                found = _best_result(question, col, labelled, (own or {}).get(pid, []))
+                found, unit = _best_result_unit(question, col, labelled, (own or {}).get(pid, []))
                 if found is None:
-                    found = _table_cell(question, col, labelled)
+                    found, unit = _table_cell_unit(question, col, labelled)
+                if unit is not None and cited is not None and unit.chunk not in cited:
+                    cited.append(unit.chunk)  # the table a paper row's value was read from
                 if found is None:
                     found = _named_as((paper_lines or {}).get(pid, best), col)
                 if found is None:
@@ -391,6 +393,12 @@ _SIZE = re.compile(r"\b\d+(?:\.\d+)?[BM]\b")
 
 
 def _best_result(question: str, col: dict, cells: Sequence[Unit], names: Sequence[str]) -> Optional[object]:
+    """The value of :func:`_best_result_unit`."""
+    return _best_result_unit(question, col, cells, names)[0]
+
+
+def _best_result_unit(question: str, col: dict, cells: Sequence[Unit],
+                      names: Sequence[str]) -> tuple[Optional[object], Optional[Unit]]:
     """For a question that asks for a paper's best result (``_SUPERLATIVE``), the best value of
     ``col`` among the ``cells`` (those under the column's header) of the paper's own rows: a row
     key or group that holds one of the paper's ``names`` or says "(Ours)", leaving out cells
@@ -399,7 +407,7 @@ def _best_result(question: str, col: dict, cells: Sequence[Unit], names: Sequenc
     Best = largest, or smallest for a column whose name is an error, loss, perplexity or time.
     None when the question does not ask for a best result or no own row has a value."""
     if col.get("type") != "number" or not _SUPERLATIVE.search(question):
-        return None
+        return None, None
     excluded = Support(question, cells).query.negated
     sizes = {s.lower() for s in _SIZE.findall(question)}
     sized = [u for u in cells if sizes & (u.terms | u.context)]  # "7B models": rows or tables of that size
@@ -410,10 +418,11 @@ def _best_result(question: str, col: dict, cells: Sequence[Unit], names: Sequenc
             continue
         value = _cell(u.text.rsplit(":", 1)[-1], col)
         if isinstance(value, (int, float)):
-            values.append(value)
+            values.append((value, u))
     if not values:
-        return None
-    return min(values) if _LOWER_BETTER.search(col["name"]) else max(values)
+        return None, None
+    pick = min if _LOWER_BETTER.search(col["name"]) else max
+    return pick(values, key=lambda vu: vu[0])
 
 
 #: A name as papers write one: a capitalised token with digits, dots, pluses or hyphens
