@@ -370,7 +370,7 @@ def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optiona
         if lines:
             store_or_warn(settings, lines, run_name(out), later=f"lit3r trace load {traces}")
     click.echo(redact(report.summary(out), _secrets(ctx)))
-    if report.failures or report.invalid:
+    if report.failures or report.invalid or report.stopped:
         sys.exit(1)
 
 

@@ -20,6 +20,7 @@ from graph.progress import Reporter
 from lit3r.errors import InputError
 from lit3r.littraceqa.inputs import scan_inputs
 from lit3r.redact import redact, redact_data, secret_values
+from lit3r.server_errors import server_message
 
 
 @dataclass
@@ -38,6 +39,10 @@ class BatchReport:
     paths: Counter = field(default_factory=Counter)
     degraded: int = 0
     faults: Counter = field(default_factory=Counter)
+    #: The one-line server fault (Neo4j, OpenSearch) that stopped the run; its question and
+    #: those after it were not run (nothing written: the next run answers them).
+    stopped: str = ""
+    not_run: int = 0
 
     def failure_classes(self) -> Counter:
         """Failed questions per error class (the name before the first colon of each error)."""
@@ -56,6 +61,8 @@ class BatchReport:
         if self.degraded or self.faults:
             faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items()))
             line += f"; {self.degraded} degraded" + (f" (questions per LLM fault: {faults})" if faults else "")
+        if self.stopped:
+            line += f"; stopped, {self.not_run} not run: {self.stopped} (then run the same command again)"
         return line
 
 
@@ -118,8 +125,14 @@ def run_batch(engine, queries: Path, out: Path, *, workers: int = 1, progress: b
     lock = threading.Lock()
 
     secrets = secret_values(getattr(engine, "settings", None))  # traces and errors never carry a key or password
+    server = _servers_down()
+    stop = threading.Event()
 
     def one(row: dict) -> None:
+        if stop.is_set():  # a server fault stopped the run: the rest waits for the next run
+            with lock:
+                report.not_run += 1
+            return
         opts = {o["label"]: o["text"] for o in row.get("multiple_choice_options") or []} or None
         types = tuple(row.get("answer_types") or ("freeform",))
         try:
@@ -127,6 +140,13 @@ def run_batch(engine, queries: Path, out: Path, *, workers: int = 1, progress: b
                              table_schema=row.get("table_schema") or None)
             line, trace = res.submission(), {"query_id": row["query_id"], "trace": redact_data(res.trace(), secrets),
                                              "candidates": res.candidates}
+        except server as exc:  # the servers are down for every question: stop, one line
+            with lock:
+                report.not_run += 1
+                if not report.stopped:
+                    report.stopped = redact(server_message(getattr(engine, "settings", None), exc), secrets)
+            stop.set()
+            return
         except Exception as exc:  # one failing question never loses the others
             with lock:
                 report.failures.append((row["query_id"], redact(f"{type(exc).__name__}: {exc}", secrets)[:300]))
@@ -146,6 +166,17 @@ def run_batch(engine, queries: Path, out: Path, *, workers: int = 1, progress: b
             fut.result()
             bar.update()
     return report
+
+
+def _servers_down() -> tuple[type[BaseException], ...]:
+    """The errors that say a server cannot be used at all (unreachable, credentials refused), as
+    opposed to one query's failure: they stop a batch, since every question would meet them."""
+    from neo4j.exceptions import AuthError, ServiceUnavailable, SessionExpired
+    from opensearchpy.exceptions import AuthenticationException, AuthorizationException
+    from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
+
+    return (ServiceUnavailable, SessionExpired, AuthError, OpenSearchConnectionError, AuthenticationException,
+            AuthorizationException)
 
 
 def _append(path: Path, obj: dict) -> None:

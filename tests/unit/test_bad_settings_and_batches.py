@@ -142,3 +142,29 @@ def test_a_file_that_is_not_a_submission_is_never_cut(tmp_path):
     assert notes.read_text() == "my notes\nimportant line without newline"
     with pytest.raises(InputError, match="not a submission line"):
         done_ids(notes)
+
+
+def test_a_server_that_goes_down_mid_batch_stops_the_run_in_one_line(tmp_path):
+    """Issue 16, item 3: once Neo4j cannot be reached every question would fail the same way, so
+    the run stops with the one-line server message and the questions not run stay for the next
+    run (nothing is written for them)."""
+    from neo4j.exceptions import ServiceUnavailable
+
+    from lit3r.littraceqa.batch import run_batch
+
+    class Asked:
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def ask(self, question, **kw):
+            self.calls += 1
+            raise ServiceUnavailable("Couldn't connect to 127.0.0.1:7687 (reason [Errno 111] Connection refused)")
+
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps({"query_id": f"q{i}", "question": f"question {i}?"}) + "\n" for i in range(4)))
+    engine = Asked()
+    report = run_batch(engine, queries, tmp_path / "out.jsonl", workers=1)
+    assert engine.calls == 1 and report.answered == 0 and report.failures == [] and report.not_run == 4
+    assert report.stopped.startswith("Neo4j") and "\n" not in report.stopped
+    assert "stopped, 4 not run" in report.summary(tmp_path / "out.jsonl")
+    assert done_ids(tmp_path / "out.jsonl") == set()
