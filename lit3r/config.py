@@ -30,9 +30,10 @@ from lit3r.errors import ConfigError
 
 
 class _Section(BaseModel):
-    """A settings section: unknown keys are errors (a typo must not be ignored silently)."""
+    """A settings section: unknown keys are errors (a typo must not be ignored silently), and so
+    are infinite or NaN numbers ("inf" seconds is not a timeout)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 #: Model spec of the packaged encoder: "package:<module>" loads the path the package reports.

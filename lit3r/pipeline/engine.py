@@ -233,10 +233,12 @@ class Engine:
         known = self.graph.has_papers(papers)
         unknown = [p for p in papers if p not in known]
         if unknown:
-            close = difflib.get_close_matches(unknown[0], self.graph.paper_ids(), n=3)
+            close = difflib.get_close_matches(unknown[0][:200], self.graph.paper_ids(), n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise BadQuestion(f"unknown paper id(s) {', '.join(unknown)}{hint}: check the ids (`lit3r ask QUESTION` "
-                              f"lists papers with their ids)")
+            shown = ", ".join(repr(p) if len(p) <= 60 else repr(p[:60] + "...") for p in unknown[:5])
+            more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            raise BadQuestion(f"unknown paper id(s) {shown}{more}{hint}: check the ids (`lit3r graph papers "
+                              f"--search TEXT` lists them)")
         return list(dict.fromkeys(papers))
 
     def paper_heads(self, paper_ids: Sequence[str]) -> dict[str, Paper]:

@@ -148,7 +148,7 @@ def test_ask_cli_fixed_papers_and_table_schema(subset_home):
     bad = CliRunner().invoke(main, ["--home", str(subset_home), "ask", "x", "--table-schema", "[1]"])
     assert bad.exit_code == 2 and "'--table-schema': must be a list of columns" in bad.output
     bad = CliRunner().invoke(main, ["--home", str(subset_home), "ask", "x", "--papers", "2007.1406"])
-    assert bad.exit_code == 1 and "unknown paper id(s) 2007.1406 (did you mean 2007.14062" in bad.output
+    assert bad.exit_code == 1 and "unknown paper id(s) '2007.1406' (did you mean 2007.14062" in bad.output
     for papers, msg in (("", "--papers is empty"), (" , ", "--papers is empty"),
                         ("2007.14062 1706.03762", "separate paper ids with commas")):
         bad = CliRunner().invoke(main, ["--home", str(subset_home), "ask", "x", "--papers", papers])

@@ -20,6 +20,7 @@ from tests.conftest import SHARED
     ("LIT3R_MODELS__DEVICE", "bogus", "auto, cpu, cuda, cuda:N or mps"),
     ("LIT3R_RETRIEVE__RERANK_WEIGHTS", "[0.5]", "setting retrieve.rerank_weights (or LIT3R_RETRIEVE__RERANK_WEIGHTS)"),
     ("LIT3R_HOME", "", "LIT3R_HOME is empty"),
+    ("LIT3R_LLM__TIMEOUT", "inf", "setting llm.timeout (or LIT3R_LLM__TIMEOUT): Input should be a finite number"),
 ])
 def test_bad_variables_are_one_line_config_errors(monkeypatch, tmp_path, name, value, message):
     monkeypatch.setenv(name, value)
