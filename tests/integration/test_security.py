@@ -178,6 +178,8 @@ def test_planted_secrets_never_appear_in_any_output_or_file(neo, echo_llm, tmp_p
                "LIT3R_OPENSEARCH__URL": f"http://admin:{SECRETS['password in the OpenSearch URL']}@127.0.0.1:"
                                         f"{_free_port()}", "LIT3R_LLM__API_KEY": SECRETS["llm api_key (LIT3R_LLM__API_KEY)"]}
     question = "How much does 500xCompressor outperform ICAE?"
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"query_id": "s1", "question": question}) + "\n")
     runs = [
         (base, ["ingest", "--metadata-only", "--metadata", str(pool)]),
         (base, ["doctor"]), (base, ["doctor", "--json"]), ({**base, "LIT3R_LLM__PROVIDER": "openai"}, ["doctor"]),
@@ -186,6 +188,8 @@ def test_planted_secrets_never_appear_in_any_output_or_file(neo, echo_llm, tmp_p
         ({**servers, "LIT3R_LLM__PROVIDER": "openai"}, ["doctor", "--json"]),
         (servers, ["ask", question, "--json"]),
         ({**servers, "LIT3R_NEO4J__URI": f"bolt://127.0.0.1:{_free_port()}"}, ["cypher", "RETURN 1"]),
+        # a batch through the echoing LLM: submission, traces, the trace graph and the summary
+        (base, ["run", "--queries", str(queries), "--out", str(tmp_path / "sub.jsonl"), "--llm", "openai"]),
     ]
     outputs = []
     for env, args in runs:
@@ -197,6 +201,7 @@ def test_planted_secrets_never_appear_in_any_output_or_file(neo, echo_llm, tmp_p
     assert not checks["opensearch"]["ok"] and not checks["llm"]["ok"]  # the failures happened
     assert 'password = "***"' in outputs[1][2] and 'api_key = "***"' in outputs[1][2]
     assert any(SECRETS["llm api_key (file)"] in a for a in _EchoKey.seen)  # the key went out and came back
+    assert outputs[-1][1] == 0 and (tmp_path / "sub.jsonl.traces.jsonl").is_file(), outputs[-1][2][-2000:]
     files = [p for p in tmp_path.rglob("*") if p.is_file() and p != home / "config.toml"]
     assert any(p.name == "manifest.json" for p in files)
     for what, value in SECRETS.items():
