@@ -18,11 +18,16 @@ import networkx as nx
 
 #: Node colour per role, edge colour and style per relation.
 NODE_COLOURS = {"seed": "#d62728", "cites": "#1f77b4", "cited_by": "#2ca02c", "coupled": "#ff7f0e",
-                "similar": "#9467bd", "paper": "#1f77b4", "work": "#9e9e9e"}
+                "similar": "#9467bd", "paper": "#1f77b4", "work": "#9e9e9e",
+                "question": "#d62728", "answer_paper": "#2ca02c", "candidate": "#9e9e9e", "evidence": "#ff7f0e"}
 EDGE_STYLES: dict[str, tuple[str, Any]] = {"cites": ("#4a4a4a", "solid"), "coupled": ("#ff7f0e", "dashed"),
-                                           "similar": ("#9467bd", "dotted")}
+                                           "similar": ("#9467bd", "dotted"), "candidate": ("#7f7f7f", "solid"),
+                                           "supports": ("#ff7f0e", "solid")}
 _LEGEND = {"cites": "cites (arrow to the cited)", "coupled": "coupled (shared cited works)",
-           "similar": "similar (embedding cosine)"}
+           "similar": "similar (embedding cosine)", "candidate": "candidate (#final rank, A/B ranks)",
+           "supports": "evidence chunk of the answer (E rank)"}
+#: Candidates drawn in a trace besides the answer's papers (the rest are in the tables).
+TRACE_CANDIDATES = 10
 
 
 def _label(node_id: str, title: str | None) -> str:
@@ -68,15 +73,43 @@ def path_graph(result: dict) -> nx.MultiDiGraph:
     return g
 
 
+def trace_graph(view: dict) -> nx.MultiDiGraph:
+    """The subgraph of one stored evidence trace (``lit3r graph trace`` view: ``question``,
+    ``candidates``, ``evidence_path``): the Question, its first ``TRACE_CANDIDATES`` candidates
+    and every paper of the answer (edges labelled with the final rank and the Ranking A/B ranks),
+    and the evidence chunks under their papers."""
+    g = nx.MultiDiGraph()
+    q = view["question"]
+    qid = f"Q {q['query_id']}"
+    g.add_node(qid, label=_label(qid, str(q.get("text") or "")), role="question")
+    answer = {e["paper_id"] for e in view.get("evidence_path", [])}
+    answer |= set(((q.get("answer") or {}).get("papers")) or [])
+    for c in view.get("candidates", []):
+        if (c.get("rank") or 10**9) > TRACE_CANDIDATES and c["paper_id"] not in answer:
+            continue
+        g.add_node(c["paper_id"], label=_label(c["paper_id"], c.get("title")),
+                   role="answer_paper" if c["paper_id"] in answer else "candidate")
+        ab = "/".join(str(c.get(k) if c.get(k) is not None else "-") for k in ("rank_a", "rank_b"))
+        g.add_edge(qid, c["paper_id"], relation="candidate", label=f"#{c.get('rank')} (A/B {ab})")
+    for e in view.get("evidence_path", []):
+        if e["paper_id"] not in g:
+            g.add_node(e["paper_id"], label=_label(e["paper_id"], None), role="answer_paper")
+        g.add_node(e["chunk_id"], label=_label(e["chunk_id"], None), role="evidence")
+        g.add_edge(e["paper_id"], e["chunk_id"], relation="supports", label=f"E{e.get('rank')}")
+    return g
+
+
 def _layout(g: nx.MultiDiGraph, line: bool) -> dict[str, Any]:
     nodes = list(g.nodes)
     if line:
         return {n: (float(i), (i % 2) * 0.25) for i, n in enumerate(nodes)}
-    seeds = [n for n in nodes if g.nodes[n]["role"] == "seed"]
-    rest = [n for n in nodes if n not in seeds]
+    seeds = [n for n in nodes if g.nodes[n]["role"] in ("seed", "question")]
+    chunks = [n for n in nodes if g.nodes[n]["role"] == "evidence"]
+    rest = [n for n in nodes if n not in seeds and n not in chunks]
     if not rest:
         return {n: (0.0, 0.0) for n in nodes}
-    return nx.shell_layout(g, [seeds, rest]) if seeds else nx.circular_layout(g)
+    shells = [seeds, rest] + ([chunks] if chunks else [])
+    return nx.shell_layout(g, shells) if seeds else nx.circular_layout(g)
 
 
 def figure(g: nx.MultiDiGraph, title: str, line: bool = False):
@@ -102,7 +135,7 @@ def figure(g: nx.MultiDiGraph, title: str, line: bool = False):
             continue
         used.append(rel)
         nx.draw_networkx_edges(g, pos, edgelist=edges, ax=ax, edge_color=colour, style=style, width=1.6,
-                               arrows=True, arrowstyle="-|>" if rel == "cites" else "-", arrowsize=16,
+                               arrows=True, arrowstyle="-|>" if rel in ("cites", "supports") else "-", arrowsize=16,
                                node_size=700, connectionstyle=f"arc3,rad={0.08 * k}")
         labels = {(u, v): d["label"] for u, v, d in g.edges(data=True) if d["relation"] == rel and d["label"]}
         if labels:

@@ -192,20 +192,34 @@ def print_trace(view: dict[str, Any]) -> None:
                 for e in view["evidence_path"]], "Evidence path (Question -> Answer -> evidence chunk)")
 
 
+def _drawing_options(f: Any) -> Any:
+    from lit3r.cli.graph import _file_option
+
+    f = _file_option("html", ".html", "self-contained HTML (drawing and tables)")(f)
+    return _file_option("png", ".png", "PNG")(f)
+
+
 @click.command("trace")
 @click.argument("query_id")
 @click.option("--run", "run", default=None, help="The run (default: the newest question of that id).")
 @click.option("--json", "as_json", is_flag=True, help="Print the trace as JSON.")
+@_drawing_options
 @click.pass_context
-def graph_trace(ctx: click.Context, query_id: str, run: Optional[str], as_json: bool) -> None:
+def graph_trace(ctx: click.Context, query_id: str, run: Optional[str], as_json: bool,
+                png: Optional[Path] = None, html: Optional[Path] = None) -> None:
     """The evidence trace of QUERY_ID as stored in the graph: rounds, subqueries, candidates
-    with their ranks and Relate sources, the answer and its evidence path."""
+    with their ranks and Relate sources, the answer and its evidence path; --png / --html draw
+    the Question, its candidates and the answer's evidence chunks."""
+    from lit3r.cli.graph import emit
+    from lit3r.draw import trace_graph as drawn
+
     with open_trace_store(ctx) as store:
         view = trace_view(store, query_id, run)
-    if as_json:
-        click.echo(json.dumps(view, indent=2, ensure_ascii=False))
-    else:
-        print_trace(view)
+    tables = [("Candidates", _candidate_rows(view["candidates"], titles=True)),
+              ("Evidence path", [{k: e.get(k) for k in ("rank", "chunk_id", "paper_id", "candidate_rank")}
+                                 for e in view["evidence_path"]])]
+    emit(view, as_json, lambda: print_trace(view), lambda: drawn(view), png, html,
+         f"Evidence trace of {query_id} (run {view['question']['run']})", tables)
 
 
 trace.add_command(graph_trace, "show")

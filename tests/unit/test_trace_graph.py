@@ -113,3 +113,26 @@ def test_malformed_traces_and_run_names_are_one_line_errors():
         trace_graph({"query_id": "c1", "trace": {}}, "a/b")
     with pytest.raises(InputError, match='needs a string "query_id"'):
         trace_graph({"query_id": 5, "trace": {}}, "run1")
+
+
+def test_a_trace_is_drawn_with_its_candidates_and_evidence(tmp_path):
+    """`lit3r graph trace QUERY_ID --png`: the Question, its candidates (final and A/B ranks) and
+    the answer's evidence chunks under their papers; the PNG is written and not blank."""
+    from matplotlib.image import imread
+
+    from lit3r.draw import trace_graph, write_png
+
+    view = {"question": {"query_id": "q1", "run": "r", "text": "How does ALiBi bias attention?",
+                         "answer": {"papers": ["2108.12409"]}},
+            "candidates": [{"paper_id": "2108.12409", "title": "Train Short, Test Long", "rank": 1, "rank_a": 1,
+                            "rank_b": 1},
+                           {"paper_id": "1706.03762", "title": "Attention Is All You Need", "rank": 2, "rank_a": None,
+                            "rank_b": 3}],
+            "evidence_path": [{"rank": 1, "chunk_id": "2108.12409::c0007", "paper_id": "2108.12409"}]}
+    g = trace_graph(view)
+    assert {g.nodes[n]["role"] for n in g} == {"question", "answer_paper", "candidate", "evidence"}
+    assert [d["label"] for _, v, d in g.edges(data=True) if v == "1706.03762"] == ["#2 (A/B -/3)"]
+    assert g.has_edge("2108.12409", "2108.12409::c0007")
+    png = write_png(g, tmp_path / "t.png", "trace")
+    pixels = imread(png)
+    assert pixels.shape[0] >= 800 and (pixels[..., :3] < 0.9).any(axis=-1).mean() > 0.01
