@@ -31,6 +31,9 @@ from graph.records import Chunk, Neighbour, Paper, Reference, Source
 #: is down or restarting): a fault ends in one line within about 5-10 s (README, Neo4j section).
 CONNECTION_TIMEOUT_S = 5.0
 RETRY_TIME_S = 5.0
+#: Seconds to get a usable connection, the Bolt handshake included: a port that accepts but never
+#: answers (a hung server, or not a Bolt server) fails within this instead of the driver's 60 s.
+ACQUISITION_TIMEOUT_S = 10.0
 
 
 def connect(uri: str, user: Optional[str] = None, password: Optional[str] = None, **config: Any):
@@ -42,6 +45,7 @@ def connect(uri: str, user: Optional[str] = None, password: Optional[str] = None
     config.setdefault("notifications_min_severity", "OFF")  # the server's notices are never shown to users
     config.setdefault("connection_timeout", CONNECTION_TIMEOUT_S)  # an unreachable server fails fast
     config.setdefault("max_transaction_retry_time", RETRY_TIME_S)  # a stopped one too (retries of a transaction)
+    config.setdefault("connection_acquisition_timeout", ACQUISITION_TIMEOUT_S)  # and a silent one
     return neo4j.GraphDatabase.driver(uri, auth=(user, password or "") if user else None, **config)
 
 

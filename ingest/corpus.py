@@ -137,8 +137,8 @@ _NOT_ID = re.compile(r"[^\w.\-]+")
 def _pdf_files(root: Path, problems: list[str]) -> list[Path]:
     """The ``*.pdf`` files under the folder ``root`` (recursive, sorted, absolute), following
     symbolic links to folders. A folder that cannot be read, a link that loops (to itself or to
-    a folder above it) and a ``.pdf`` link that points nowhere are each one line in
-    ``problems`` and skipped."""
+    a folder above it, ``root``'s parents included) and a ``.pdf`` link that points nowhere are
+    each one line in ``problems`` and skipped."""
     files: list[Path] = []
     walked: set[tuple[int, int]] = set()
 
@@ -163,7 +163,10 @@ def _pdf_files(root: Path, problems: list[str]) -> list[Path]:
                 continue
             if stat.S_ISDIR(st.st_mode):
                 key = (st.st_dev, st.st_ino)
-                if key in above:
+                if entry.is_symlink() and real_root.is_relative_to(path.resolve()):
+                    problems.append(f"{path}: symbolic link to {path.resolve()}, a folder that holds {root}: "
+                                    f"not followed (it would ingest PDFs from outside {root})")
+                elif key in above:
                     problems.append(f"{path}: symbolic link loop (it points to {path.resolve()}, a folder above "
                                     f"it): not followed")
                 elif key not in walked:  # a folder reached by two links is read once
@@ -173,6 +176,7 @@ def _pdf_files(root: Path, problems: list[str]) -> list[Path]:
                 files.append(path.absolute())
 
     st = root.stat()
+    real_root = root.resolve()
     walked.add((st.st_dev, st.st_ino))
     walk(root, frozenset({(st.st_dev, st.st_ino)}))
     return sorted(files)
@@ -351,7 +355,9 @@ def _plan(found: list[tuple[str, Path, Optional[PaperMeta]]], out_dir: Path, par
     hashed = []
     for pid, pdf, meta in found:
         try:
-            hashed.append((pid, pdf, meta, sha256_of(pdf)))
+            # empty files are skipped when parsed: two of them are not copies of one paper
+            digest = f"empty:{pdf}" if pdf.stat().st_size == 0 else sha256_of(pdf)
+            hashed.append((pid, pdf, meta, digest))
         except OSError as exc:
             report.failures.append((str(pdf), _unreadable(pdf, exc)))
     existing = _corpus_hashes(out_dir)

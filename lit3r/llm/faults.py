@@ -183,7 +183,7 @@ class Breaker:
             if exc.kind in OPENS_AT_ONCE or (self.threshold and self.failures >= self.threshold):
                 times = f"failed {self.failures} time(s) in a row" if exc.kind not in OPENS_AT_ONCE else "failed"
                 self.short = f"{times}: {exc.kind}"
-                self.reason = (f"LLM {self.name} {times} (last: {one_line(exc, 160)}); not called again in this run, "
+                self.reason = (f"LLM {self.name} {times} (last: {one_line(exc, 400)}); not called again in this run, "
                                "the remaining questions take the extractive answer")
                 opened = True
             else:

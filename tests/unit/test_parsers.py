@@ -92,3 +92,24 @@ def test_record_run_and_prune(shared_data, tmp_path):
     corpus._prune(out, {"other"}, report)
     assert report.pruned == 1 and sorted(os.listdir(state)) == ["pool.json"]  # metadata-only papers stay
     assert not (out / "images" / "cs%2F0112017").exists()
+
+
+def test_links_to_a_folder_above_the_corpus_and_empty_copies(shared_data, tmp_path):
+    """Robustness battery (issue 16): a link to the corpus folder's parent was followed (PDFs from
+    outside PDF_DIR ingested); two empty files were reported as copies of a paper that does not
+    exist."""
+    root, other = tmp_path / "d" / "in", tmp_path / "d" / "other"
+    root.mkdir(parents=True)
+    other.mkdir()
+    (root / "a.pdf").write_bytes(PDF.read_bytes())
+    (other / "b.pdf").write_bytes(PDF.read_bytes())
+    (root / "up").symlink_to("..")
+    problems: list[str] = []
+    assert corpus._pdf_files(root, problems) == [(root / "a.pdf").absolute()]
+    assert len(problems) == 1 and "a folder that holds" in problems[0] and "not followed" in problems[0]
+    (root / "e1.pdf").write_bytes(b"")
+    (root / "e2.pdf").write_bytes(b"")
+    found = [(p.stem, p, None) for p in corpus._pdf_files(root, [])]
+    report = IngestReport(files=len(found))
+    jobs, _ = corpus._plan(found, tmp_path / "out", "pymupdf", False, report)
+    assert report.duplicates == [] and sorted(j.paper_id for j in jobs) == ["a", "e1", "e2"]
