@@ -72,8 +72,8 @@ def load_metadata(path: Path, problems: Optional[list[str]] = None) -> dict[str,
     line that is not UTF-8, not JSON or not a JSON object, a line that does not validate, a
     ``paper_id`` already on an earlier line, a ``pdf`` already named by an earlier line (the
     earlier line wins). With a ``problems`` list, problems are appended to it and the bad lines
-    skipped; without one, the first raises :class:`MetadataError`. A missing file or a folder
-    always raises MetadataError.
+    skipped; without one, the first raises :class:`MetadataError`. A missing file, a folder or a
+    binary file (a PDF passed by mistake) always raises MetadataError.
     """
     path = Path(path)
     if not path.is_file():
@@ -93,6 +93,10 @@ def load_metadata(path: Path, problems: Optional[list[str]] = None) -> dict[str,
     except OSError as exc:
         raise MetadataError(f"metadata file {path} cannot be read ({exc.strerror or exc}): fix its permissions "
                             f"or pass another file to --metadata") from None
+    if data.startswith(b"%PDF") or (b"\x00" in data[:4096] and not data.startswith((codecs.BOM_UTF16_LE,
+                                                                                     codecs.BOM_UTF16_BE))):
+        raise MetadataError(f"metadata file {path} is not a UTF-8 text file (binary data): pass the JSONL file "
+                            f"to --metadata")
     for no, line in _lines(path, data, problem):
         if not line.strip():
             continue

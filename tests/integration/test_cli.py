@@ -77,9 +77,10 @@ def test_bad_arguments_are_one_clear_line(shared_data, tmp_path):
     pdf_meta = runner.invoke(main, ["ingest", str(HARD), "--out", str(tmp_path / "c"), "--metadata",
                                     str(HARD / "mineru_demo.pdf")])
     _one_line_error(pdf_meta, "not a UTF-8 text file")
-    meta = tmp_path / "m.jsonl"
+    meta = tmp_path / "m.jsonl"  # a bad line is one warning; the ingest goes on (issue 16, item 4)
     meta.write_text('{"paper_id": "a", "year": "soon"}\n')
-    _one_line_error(runner.invoke(main, ["ingest", str(HARD), "--metadata", str(meta)]), "field 'year'")
+    res = runner.invoke(main, ["ingest", str(HARD), "--out", str(tmp_path / "c2"), "--metadata", str(meta), "--no-build"])
+    assert res.exit_code == 0 and sum("field 'year'" in ln for ln in res.output.splitlines()) == 1, res.output
 
 
 def test_all_files_bad_exits_non_zero(tmp_path):
@@ -137,12 +138,15 @@ def test_run_refuses_files_it_would_damage_and_fails_loudly(subset_home, tmp_pat
                                "--out", str(notes)])
     assert res.exit_code == 1 and "not a submission line" in res.output
     assert notes.read_text() == "my notes\nimportant line without newline"
-    res = runner.invoke(main, ["--home", str(subset_home), "run", "--queries", str(queries), "--out", str(queries)])
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps({"query_id": "g1", "question": "What does Linformer reduce?"}) + "\n")
+    res = runner.invoke(main, ["--home", str(subset_home), "run", "--queries", str(good), "--out", str(good)])
     assert res.exit_code == 1 and "is the --queries file" in res.output
     res = runner.invoke(main, ["--home", str(subset_home), "run", "--queries", str(queries), "--out",
                                str(tmp_path / "o.jsonl")])
-    assert res.exit_code == 1 and "1 failed (of 1)" in res.output  # the empty question failed
+    # the empty question is a bad input line (issue 16, item 5): named before any work, exit 1
+    assert res.exit_code == 1 and "q.jsonl:1" in res.output and '"question"' in res.output, res.output
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"query_id": "b1", "question": "q", "answer_types": "freeform"}) + "\n")
     res = runner.invoke(main, ["--home", str(subset_home), "run", "--queries", str(bad), "--out", str(tmp_path / "b.jsonl")])
-    assert res.exit_code == 1 and 'bad.jsonl:1: "answer_types" must be a list' in res.output
+    assert res.exit_code == 1 and "bad.jsonl:1" in res.output and "answer_types" in res.output, res.output
