@@ -275,8 +275,9 @@ def ask(ctx: click.Context, question: str, options: tuple[tuple[str, str], ...],
                          clean=lambda text: redact(text, secrets))
             if shown is not None:
                 print_shown(shown)
-            if trace_graph:  # after the answer: its one line (stderr) never comes before it
-                _store_trace(ctx, settings, engine, result)
+            stored = _store_trace(ctx, settings, engine, result, quiet=True) if trace_graph else None
+            if stored and result.read.papers:  # the answer's last line: where its trace is (not for an abstention)
+                click.echo(f"Trace: run {stored['run']} (`lit3r graph trace {result.query_id} --run {stored['run']}`)")
     if shown is not None and shown.problems:
         raise click.ClickException("; ".join(shown.problems))
 

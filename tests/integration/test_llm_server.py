@@ -51,7 +51,10 @@ def test_ask_with_the_local_llm_server(subset_home, llm_url):
 def test_llm_reader_on_fixed_papers_with_the_local_server(subset_home, llm_url):
     settings = load_settings(home=subset_home, llm={"provider": "openai", "model": "smollm2", "base_url": llm_url,
                                                       "json_mode": "object_schema", "max_tokens": 256,
-                                                      "cache": False, "vision": False})
+                                                      "cache": False, "vision": False,
+                                                      # the machinery, not speed: a loaded CI machine can take
+                                                      # minutes per call of the local server
+                                                      "timeout": 600, "retry_budget_s": 1200})
     engine = Engine(settings)
     schema = [{"name": "Method", "type": "string", "is_row_key": True},
               {"name": "GSM8K accuracy", "type": "number", "is_row_key": False}]

@@ -41,7 +41,8 @@ def neo(tmp_path_factory):
 
 
 def _runner(neo, **env: str) -> CliRunner:
-    return CliRunner(env={"LIT3R_NEO4J__URI": neo.uri, "LIT3R_NEO4J__USER": "", "LIT3R_NEO4J__PASSWORD": "", **env})
+    return CliRunner(env={"LIT3R_BACKEND": "neo4j+opensearch", "LIT3R_NEO4J__URI": neo.uri, "LIT3R_NEO4J__USER": "",
+                          "LIT3R_NEO4J__PASSWORD": "", **env})  # `lit3r cypher` needs the Neo4j backend
 
 
 def _count(neo) -> int:

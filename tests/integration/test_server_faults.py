@@ -26,7 +26,7 @@ from graph.search.tokenize import MAX_QUERY_TERMS, cap_terms, tokenize
 from lit3r.build import build_stores
 from lit3r.ingest_lock import IngestLocked, servers_lease
 from tests.conftest import CORPUS, ROOT
-from tests.integration.conftest import server_settings
+from tests.integration.conftest import move_corpus, server_settings
 
 PREFIX = "lit3r-test"  # the prefix of test_backends: one Neo4j database holds one corpus
 
@@ -37,6 +37,7 @@ def loaded(subset_home, servers, tmp_path_factory):
     home = tmp_path_factory.mktemp("faults") / "home"
     shutil.copytree(subset_home, home)
     settings = server_settings(home, servers, PREFIX)
+    move_corpus(servers[0])  # the session's servers may hold another module's corpus
     build_stores(settings)
     return home, settings
 

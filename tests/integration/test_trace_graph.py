@@ -28,7 +28,7 @@ from lit3r.cli import main
 from lit3r.cli.browser import guide_queries
 from lit3r.littraceqa.format import evidence_item, evidence_key
 from tests.conftest import ROOT
-from tests.integration.conftest import server_settings
+from tests.integration.conftest import move_corpus, server_settings
 
 QUESTION = "Which method reduces the complexity of self-attention to linear time, and how?"
 BATCH = [{"query_id": "t1", "question": "How does a sparse attention mechanism handle longer sequences?"},
@@ -45,6 +45,7 @@ def homes(subset_home, servers, tmp_path_factory):
     emb, srv = base / "embedded", base / "servers"
     shutil.copytree(subset_home, emb)
     shutil.copytree(subset_home, srv)
+    move_corpus(servers[0])  # the session's servers may hold another module's corpus
     build_stores(server_settings(srv, servers, "lit3r-test"))
     neo, osr = servers
     env = {"LIT3R_BACKEND": "neo4j+opensearch", "LIT3R_NEO4J__URI": neo.uri, "LIT3R_NEO4J__USER": "",
@@ -70,8 +71,8 @@ def _chunk_keys(store, items):
 def _ask_and_check_path(env, home, store):
     res = _cli(env, home, "ask", QUESTION, "--json")
     answer = json.loads(res.stdout)
-    assert "trace graph stored: run ask-" in res.stderr
-    run = re.search(r"run (ask-\S+),", res.stderr).group(1)
+    run = answer["trace_graph"]["run"]  # --json carries the store's report instead of a stderr note
+    assert run.startswith("ask-") and answer["trace_graph"]["questions"] == 1
     items = answer["submission"]["evidence"]
     assert items, answer["submission"]  # not vacuous: the answer has evidence
     view = json.loads(_cli(env, home, "graph", "trace", "cli", "--json").stdout)
