@@ -163,12 +163,12 @@ def _pdf_files(root: Path, problems: list[str]) -> list[Path]:
                 continue
             if stat.S_ISDIR(st.st_mode):
                 key = (st.st_dev, st.st_ino)
-                if entry.is_symlink() and real_root.is_relative_to(path.resolve()):
-                    problems.append(f"{path}: symbolic link to {path.resolve()}, a folder that holds {root}: "
-                                    f"not followed (it would ingest PDFs from outside {root})")
-                elif key in above:
+                if key in above:
                     problems.append(f"{path}: symbolic link loop (it points to {path.resolve()}, a folder above "
                                     f"it): not followed")
+                elif entry.is_symlink() and real_root.is_relative_to(path.resolve()):
+                    problems.append(f"{path}: symbolic link to {path.resolve()}, a folder that holds {root}: "
+                                    f"not followed (it would ingest PDFs from outside {root})")
                 elif key not in walked:  # a folder reached by two links is read once
                     walked.add(key)
                     walk(path, above | {key})
