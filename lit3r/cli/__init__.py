@@ -273,11 +273,11 @@ def ask(ctx: click.Context, question: str, options: tuple[tuple[str, str], ...],
             secrets = _secrets(ctx)
             print_answer(result, engine.paper_heads([*result.read.papers, *result.candidates[:top]]), top, opts,
                          clean=lambda text: redact(text, secrets))
+            stored = _store_trace(ctx, settings, engine, result, quiet=True) if trace_graph else None
+            if stored and result.read.papers:  # where its trace is (not for an abstention); then --show's PNGs
+                click.echo(f"Trace: run {stored['run']} (`lit3r graph trace {result.query_id} --run {stored['run']}`)")
             if shown is not None:
                 print_shown(shown)
-            stored = _store_trace(ctx, settings, engine, result, quiet=True) if trace_graph else None
-            if stored and result.read.papers:  # the answer's last line: where its trace is (not for an abstention)
-                click.echo(f"Trace: run {stored['run']} (`lit3r graph trace {result.query_id} --run {stored['run']}`)")
     if shown is not None and shown.problems:
         raise click.ClickException("; ".join(shown.problems))
 
