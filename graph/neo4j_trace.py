@@ -110,4 +110,6 @@ class Neo4jTraceStore:
         return self._read("trace_why_candidate", query_id=query_id, run=run, paper_id=paper_id)
 
     def supported(self, target_id: str) -> list[dict]:
-        return self._read("trace_supported", id=target_id)
+        from graph.trace import supported_rows
+
+        return supported_rows(self._read("trace_supported", id=target_id))

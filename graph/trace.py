@@ -346,15 +346,23 @@ class EmbeddedTraceStore:
         for i in range(0, len(chunk_ids), 500):
             part = chunk_ids[i:i + 500]
             found += self._rows(sql.format(marks=",".join("?" * len(part))), ("chunk", *part))
-        rows, seen = [], set()
+        rows = []
         for via, eprops, qprops in found:
             q = json.loads(qprops)
-            row = {"run": q["run"], "query_id": q["query_id"], "question": q["text"], "via": via,
-                   "rank": json.loads(eprops)["rank"]}
-            if (row["run"], row["query_id"], via) not in seen:
-                seen.add((row["run"], row["query_id"], via))
-                rows.append(row)
-        return by_rank(rows, "run", "query_id", "rank", "via")
+            rows.append({"run": q["run"], "query_id": q["query_id"], "question": q["text"], "via": via,
+                         "rank": json.loads(eprops)["rank"]})
+        return supported_rows(rows)
+
+
+def supported_rows(rows: list[dict]) -> list[dict]:
+    """``supported`` rows, one per (run, query_id, via) with its best (lowest) rank, in the order
+    run, query_id, rank, via: the same on both backends."""
+    best: dict[tuple, dict] = {}
+    for r in rows:
+        k = (r["run"], r["query_id"], r["via"])
+        if k not in best or (r["rank"] if r["rank"] is not None else 10**9) < (best[k]["rank"] if best[k]["rank"] is not None else 10**9):
+            best[k] = r
+    return by_rank(list(best.values()), "run", "query_id", "rank", "via")
 
 
 def answer_view(props: dict) -> dict:
