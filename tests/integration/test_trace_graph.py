@@ -45,6 +45,8 @@ def homes(subset_home, servers, tmp_path_factory):
     emb, srv = base / "embedded", base / "servers"
     shutil.copytree(subset_home, emb)
     shutil.copytree(subset_home, srv)
+    for home in (emb, srv):  # other modules' `run`s store their traces in the shared subset home
+        (home / "traces.sqlite").unlink(missing_ok=True)
     move_corpus(servers[0])  # the session's servers may hold another module's corpus
     build_stores(server_settings(srv, servers, "lit3r-test"))
     neo, osr = servers
@@ -134,36 +136,36 @@ def test_batch_traces_read_the_same_on_both_backends(homes, tmp_path):
     emb, srv, env, _ = homes
     queries = tmp_path / "q.jsonl"
     queries.write_text("".join(json.dumps(q) + "\n" for q in BATCH))
-    out = tmp_path / "sub.jsonl"
+    out = tmp_path / "same.jsonl"
     res = _cli({}, emb, "run", "--queries", str(queries), "--out", str(out))
-    assert "trace graph stored: run sub, 2 question(s)" in res.stderr
-    traces = out.with_name("sub.jsonl.traces.jsonl")
+    assert "trace graph stored: run same, 2 question(s)" in res.stderr
+    traces = out.with_name("same.jsonl.traces.jsonl")
     loaded = json.loads(_cli(env, srv, "trace", "load", str(traces), "--json").stdout)
-    assert loaded["run"] == "sub" and loaded["questions"] == 2 and loaded["missing"] == []
-    listed = {(q["run"], q["query_id"]) for q in json.loads(_cli(env, srv, "trace", "list", "--run", "sub",
+    assert loaded["run"] == "same" and loaded["questions"] == 2 and loaded["missing"] == []
+    listed = {(q["run"], q["query_id"]) for q in json.loads(_cli(env, srv, "trace", "list", "--run", "same",
                                                                   "--json").stdout)}
-    assert listed == {("sub", "t1"), ("sub", "t2")}
+    assert listed == {("same", "t1"), ("same", "t2")}
     for qid in ("t1", "t2"):
-        views = [json.loads(_cli(e, h, "graph", "trace", qid, "--run", "sub", "--json").stdout)
+        views = [json.loads(_cli(e, h, "graph", "trace", qid, "--run", "same", "--json").stdout)
                  for e, h in (({}, emb), (env, srv))]
         for v in views:
             v["question"].pop("stored_at")
         assert views[0] == views[1]
         assert views[0]["candidates"] and views[0]["question"]["rounds"]
         top = views[0]["candidates"][0]["paper_id"]
-        one = [json.loads(_cli(e, h, "trace", "candidates", qid, "--run", "sub", "--paper", top, "--json").stdout)
+        one = [json.loads(_cli(e, h, "trace", "candidates", qid, "--run", "same", "--paper", top, "--json").stdout)
                for e, h in (({}, emb), (env, srv))]
         assert one[0] == one[1] and len(one[0]) == 1
         for row in views[0]["evidence_path"]:  # every question a chunk and its paper supported
             for target in (row["chunk_id"], row["paper_id"]):
                 sup = [json.loads(_cli(e, h, "trace", "supported", target, "--json").stdout) for e, h in
                        (({}, emb), (env, srv))]
-                assert [r for r in sup[0] if r["run"] == "sub"] == [r for r in sup[1] if r["run"] == "sub"]
-                assert ("sub", qid) in {(r["run"], r["query_id"]) for r in sup[1]}
+                assert [r for r in sup[0] if r["run"] == "same"] == [r for r in sup[1] if r["run"] == "same"]
+                assert ("same", qid) in {(r["run"], r["query_id"]) for r in sup[1]}
     for e, h in (({}, emb), (env, srv)):
-        assert "deleted" in _cli(e, h, "trace", "delete", "sub").stdout
-        res = CliRunner(env=e).invoke(main, ["--home", str(h), "trace", "delete", "sub"])
-        assert res.exit_code == 1 and "no trace of run 'sub'" in res.output
+        assert "deleted" in _cli(e, h, "trace", "delete", "same").stdout
+        res = CliRunner(env=e).invoke(main, ["--home", str(h), "trace", "delete", "same"])
+        assert res.exit_code == 1 and "no trace of run 'same'" in res.output
 
 
 def _params(queries):
