@@ -174,7 +174,8 @@ def llm(settings: Settings) -> Optional[StructuredLLM]:
     cache = Path(settings.home) / "llm-cache" if cfg.cache else None
     return StructuredLLM(chat, cache, retries=cfg.retries, backoff=cfg.backoff, max_tokens=cfg.max_tokens,
                          temperature=cfg.temperature, price_in=cfg.price_in, price_out=cfg.price_out,
-                         budget_s=cfg.retry_budget_s, breaker_failures=cfg.breaker_failures)
+                         budget_s=cfg.retry_budget_s, breaker_failures=cfg.breaker_failures,
+                         prompt_tokens=cfg.prompt_tokens)
 
 
 def reader(settings: Settings, graph: GraphStore, index: SearchIndex, model: Optional[StructuredLLM]) -> Reader:

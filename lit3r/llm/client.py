@@ -71,7 +71,11 @@ class Usage:
     """LLM calls, tokens and cost (USD) of one question or run; ``failures``: asks that raised,
     ``faults``: their classes (:mod:`lit3r.llm.faults`), ``retries``: attempts retried,
     ``lost_seconds``: time failed attempts and waits cost (the budget's measure), ``notes``: what
-    was adapted (prompt shrunk, more tokens)."""
+    was adapted (prompt shrunk, more tokens); ``stages``: per pipeline stage (``decompose``,
+    ``verify``, ``read_paper``, ``synthesize``: the ``stage`` of :meth:`StructuredLLM.ask`)
+    ``{calls, prompt_tokens, completion_tokens, seconds, invalid, cut, failures}`` where
+    ``invalid`` counts replies that were not valid JSON for the schema (repaired or not) and
+    ``cut`` replies stopped at the token limit (``finish_reason: length``)."""
 
     calls: int = 0
     cached: int = 0
@@ -84,10 +88,21 @@ class Usage:
     lost_seconds: float = 0.0
     faults: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    stages: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def add(self, other: "Usage") -> None:
         for k in self.__dataclass_fields__:
-            setattr(self, k, getattr(self, k) + getattr(other, k))
+            if k == "stages":
+                for stage, counts in other.stages.items():
+                    mine = self.stages.setdefault(stage, dict.fromkeys(STAGE_COUNTS, 0))
+                    for c, v in counts.items():
+                        mine[c] = mine.get(c, 0) + v
+            else:
+                setattr(self, k, getattr(self, k) + getattr(other, k))
+
+
+#: The per-stage counters of :attr:`Usage.stages`.
+STAGE_COUNTS = ("calls", "prompt_tokens", "completion_tokens", "seconds", "invalid", "cut", "failures")
 
 
 #: The usage of the question being answered in this context (None: none is tracked).
@@ -124,6 +139,7 @@ class StructuredLLM:
     jittered; a ``retry-after`` replaces it); ``budget_s``: seconds per question that failed
     attempts and waits may cost (``llm.retry_budget_s``); ``breaker_failures``: consecutive failed
     attempts that stop calling the endpoint for the rest of the run (0: never);
+    ``prompt_tokens``: tokens a prompt may take (None: what the context leaves; :meth:`_fit`);
     ``notify``: where the one-line notices go (default: the ``lit3r.llm`` logger, stderr).
     """
 
@@ -137,6 +153,7 @@ class StructuredLLM:
     price_out: float = 0.0
     budget_s: float = 60.0
     breaker_failures: int = 5
+    prompt_tokens: Optional[int] = None
     notify: Optional[Callable[[str], None]] = None
     usage: Usage = field(default_factory=Usage)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -147,20 +164,29 @@ class StructuredLLM:
     def _notify(self, line: str) -> None:
         (self.notify or _log_line)(line)
 
-    def _count(self, scope: Usage, **deltas: Any) -> None:
-        """Add to the run's counters and to ``scope`` (the question's; calls may run in threads)."""
+    def _count(self, scope: Usage, stage: Optional[str] = None, **deltas: Any) -> None:
+        """Add to the run's counters and to ``scope`` (the question's; calls may run in threads),
+        and the numeric ones of :data:`STAGE_COUNTS` to ``stage``'s counters."""
         with self._lock:
             for target in (self.usage, scope) if scope is not self.usage else (self.usage,):
                 for k, v in deltas.items():
-                    setattr(target, k, getattr(target, k) + v)
+                    if k in Usage.__dataclass_fields__:  # invalid / cut are per-stage counters only
+                        setattr(target, k, getattr(target, k) + v)
+                if stage is not None:
+                    counts = target.stages.setdefault(stage, dict.fromkeys(STAGE_COUNTS, 0))
+                    for k, v in deltas.items():
+                        if k in counts:
+                            counts[k] += v
 
-    def ask(self, messages: list[dict], model: type[M]) -> M:
-        """The reply to ``messages`` parsed as ``model``. Raises LLMError (``kind``:
+    def ask(self, messages: list[dict], model: type[M], stage: Optional[str] = None) -> M:
+        """The reply to ``messages`` parsed as ``model``; ``stage`` names the pipeline step for
+        :attr:`Usage.stages` (default: the model's class name). Raises LLMError (``kind``:
         :mod:`lit3r.llm.faults`) when no valid reply came: fatal errors at once, transient ones
         after the retries or the question's budget, an open breaker without a call; a prompt that
         does not fit the context is shrunk once (:mod:`lit3r.llm.fit`), a reply cut at
         ``max_tokens`` is asked again once with more tokens, invalid JSON is repaired once."""
         schema = model.model_json_schema()
+        stage = stage or model.__name__
         key = hashlib.sha256(json.dumps([self.chat.name, messages, schema], sort_keys=True).encode()).hexdigest()
         cached = self._cache_get(key)
         if cached is not None:
@@ -172,28 +198,31 @@ class StructuredLLM:
                 pass
         scope = _QUESTION_USAGE.get() or Usage()  # the question's budget (one ask's when none is tracked)
         try:
-            out = self._ask(self._fit(messages, scope), schema, model, scope)
+            out = self._ask(self._fit(messages, scope), schema, model, scope, stage)
         except LLMError as exc:
-            self._count(scope, failures=1, faults=[exc.kind])
+            self._count(scope, stage, failures=1, faults=[exc.kind])
+            self.breaker.unusable(exc)
             raise
+        self.breaker.usable()
         self._cache_put(key, out.model_dump_json())
         return out
 
-    def _ask(self, messages: list[dict], schema: dict, model: type[M], scope: Usage) -> M:
+    def _ask(self, messages: list[dict], schema: dict, model: type[M], scope: Usage, stage: str) -> M:
         max_tokens = self.max_tokens
         try:
-            reply = self._call(messages, schema, max_tokens, scope)
+            reply = self._call(messages, schema, max_tokens, scope, stage)
         except ContextOverflow as exc:
             smaller = shrink_messages(messages, _keep_fraction(exc.requested, exc.limit, max_tokens))
             if smaller is None:
                 raise
             messages, what = smaller
             self._count(scope, notes=[f"{self.chat.name}: context overflow{_sizes(exc)}: {what}, asked again"])
-            reply = self._call(messages, schema, max_tokens, scope)  # a second overflow is raised
+            reply = self._call(messages, schema, max_tokens, scope, stage)  # a second overflow is raised
         try:
             return parse_json(reply.text, model)
         except (ValidationError, ValueError) as exc:
             problem = first_line(exc)
+            self._count(scope, stage, invalid=1, cut=int(reply.finish_reason == "length"))
         if reply.finish_reason == "length":
             more = self._more_tokens(reply, max_tokens)
             if more <= max_tokens:
@@ -202,10 +231,11 @@ class StructuredLLM:
             self._count(scope, notes=[f"{self.chat.name}: reply cut at llm.max_tokens = {max_tokens}: asked again "
                                       f"with {more} (raise llm.max_tokens)"])
             max_tokens = more
-            reply = self._call(messages, schema, max_tokens, scope)
+            reply = self._call(messages, schema, max_tokens, scope, stage)
             try:
                 return parse_json(reply.text, model)
             except (ValidationError, ValueError) as exc:
+                self._count(scope, stage, invalid=1, cut=int(reply.finish_reason == "length"))
                 if reply.finish_reason == "length":
                     raise LLMError(f"{self.chat.name}: the reply was cut at {max_tokens} tokens twice: raise "
                                    f"llm.max_tokens (now {self.max_tokens})", kind="length") from None
@@ -213,29 +243,36 @@ class StructuredLLM:
         repair = messages + [{"role": "assistant", "content": reply.text},
                              {"role": "user", "content": "That was not valid JSON for the requested format "
                               f"({problem}). Reply again with only the JSON object."}]
-        reply = self._call(repair, schema, max_tokens, scope)
+        reply = self._call(repair, schema, max_tokens, scope, stage)
         try:
             return parse_json(reply.text, model)
         except (ValidationError, ValueError) as exc2:
             cut = reply.finish_reason == "length"
+            self._count(scope, stage, invalid=1, cut=int(cut))
             fix = f"raise llm.max_tokens (now {self.max_tokens})" if cut else "use a stronger model or check the endpoint"
             raise LLMError(f"{self.chat.name} gave invalid JSON twice ({first_line(exc2)}): {fix}",
                            kind="length" if cut else "invalid") from None
 
     def _fit(self, messages: list[dict], scope: Usage) -> list[dict]:
-        """``messages`` shrunk before the call when the provider can count tokens (``count_tokens``,
-        ``n_ctx``: the local provider) and the prompt plus ``max_tokens`` does not fit."""
+        """``messages`` shrunk before the call when the prompt is over its budget: what the context
+        leaves after ``max_tokens`` (when the provider knows ``n_ctx``: the local provider) and at
+        most ``prompt_tokens`` (``llm.prompt_tokens``: a CPU-bound model's prefill time per call).
+        Tokens are counted by the provider (``count_tokens``) or estimated at
+        :data:`CHARS_PER_TOKEN` characters each."""
         count, n_ctx = getattr(self.chat, "count_tokens", None), getattr(self.chat, "n_ctx", None)
-        if count is None or not n_ctx:
+        limits = ([n_ctx - self.max_tokens] if n_ctx else []) + ([self.prompt_tokens] if self.prompt_tokens else [])
+        if not limits:
             return messages
-        tokens = count(messages)
-        if tokens + self.max_tokens <= n_ctx:
+        budget = max(64, min(limits))
+        tokens = count(messages) if count is not None else _estimate_tokens(messages)
+        if tokens <= budget:
             return messages
-        smaller = shrink_messages(messages, _keep_fraction(tokens, n_ctx, self.max_tokens))
+        smaller = shrink_messages(messages, min(0.9, max(0.05, 0.9 * budget / tokens)))
         if smaller is None:
             return messages
-        self._count(scope, notes=[f"{self.chat.name}: prompt of {tokens} tokens + llm.max_tokens = {self.max_tokens} "
-                                  f"> llm.n_ctx = {n_ctx}: {smaller[1]}"])
+        why = (f"> llm.prompt_tokens = {self.prompt_tokens}" if self.prompt_tokens == budget
+               else f"+ llm.max_tokens = {self.max_tokens} > llm.n_ctx = {n_ctx}")
+        self._count(scope, notes=[f"{self.chat.name}: prompt of {tokens} tokens {why}: {smaller[1]}"])
         return smaller[0]
 
     def _more_tokens(self, reply: Reply, max_tokens: int) -> int:
@@ -246,7 +283,8 @@ class StructuredLLM:
             more = min(more, n_ctx - reply.prompt_tokens - 8)
         return more
 
-    def _call(self, messages: list[dict], schema: dict, max_tokens: int, scope: Usage) -> Reply:
+    def _call(self, messages: list[dict], schema: dict, max_tokens: int, scope: Usage,
+              stage: Optional[str] = None) -> Reply:
         """One call with the retries: transient errors are retried (at most ``retries`` times,
         jittered waits, ``retry-after`` honoured) while the question's budget lasts; every failed
         attempt counts for the breaker, a success resets it."""
@@ -269,23 +307,23 @@ class StructuredLLM:
                 wait = backoff_wait(attempt, self.backoff, max(0.0, self.budget_s), exc.retry_after)
                 left = self.budget_s - scope.lost_seconds - lost
                 if opened or attempt > self.retries or wait > left:
-                    self._count(scope, seconds=lost, lost_seconds=lost)
+                    self._count(scope, stage, seconds=lost, lost_seconds=lost)
                     why = ("the endpoint is not called again in this run" if opened else
                            f"after {attempt} attempt(s)" if attempt > self.retries else
                            f"the server asks to wait {exc.retry_after:g} s, beyond llm.retry_budget_s"
                            if exc.retry_after is not None and exc.retry_after > left else
                            f"llm.retry_budget_s = {self.budget_s:g} s spent")
                     raise LLMError(f"{exc} ({why})", kind=exc.kind) from None
-                self._count(scope, seconds=lost, lost_seconds=lost + wait, retries=1)
+                self._count(scope, stage, seconds=lost, lost_seconds=lost + wait, retries=1)
                 time.sleep(wait)
                 continue
             except LLMError as exc:
-                self._count(scope, seconds=time.perf_counter() - t)
+                self._count(scope, stage, seconds=time.perf_counter() - t)
                 if exc.kind in OPENS_AT_ONCE:
                     self.breaker.failure(exc)
                 raise
             self.breaker.success()
-            self._count(scope, seconds=time.perf_counter() - t, calls=1, prompt_tokens=reply.prompt_tokens,
+            self._count(scope, stage, seconds=time.perf_counter() - t, calls=1, prompt_tokens=reply.prompt_tokens,
                         completion_tokens=reply.completion_tokens,
                         cost_usd=(reply.prompt_tokens * self.price_in + reply.completion_tokens * self.price_out) / 1e6)
             return reply
@@ -307,6 +345,19 @@ class StructuredLLM:
 def first_line(exc: Exception) -> str:
     """An exception's message as one line of at most 200 characters."""
     return " ".join(str(exc).split())[:200]
+
+
+#: Characters per token when the provider cannot count them (English prose, BPE vocabularies).
+CHARS_PER_TOKEN = 4.0
+
+
+def _estimate_tokens(messages: list[dict]) -> int:
+    """The prompt tokens of ``messages`` at :data:`CHARS_PER_TOKEN` (text parts only)."""
+    chars = 0
+    for m in messages:
+        c = m.get("content")
+        chars += len(c) if isinstance(c, str) else sum(len(p.get("text", "")) for p in c or [] if isinstance(p, dict))
+    return int(chars / CHARS_PER_TOKEN) + 8 * len(messages)
 
 
 def _keep_fraction(requested: Optional[int], limit: Optional[int], max_tokens: int) -> float:

@@ -34,6 +34,10 @@ from lit3r.errors import ContextOverflow, FatalLLMError, LLMError, TransientLLME
 TRANSIENT = ("rate_limit", "server", "timeout", "connection")
 #: fault kinds that open the breaker at once (every later call would fail the same way)
 OPENS_AT_ONCE = ("auth", "quota")
+#: Replies that came back but cannot be used: cut at the token limit, over the context after
+#: the shrink, refused, invalid JSON after the repair. The same kind ``threshold`` asks in a row
+#: opens the breaker too (each prompt differs, so no retry of one prompt can notice the pattern).
+UNUSABLE = ("length", "overflow", "refusal", "invalid")
 
 _OVERFLOW_WORDS = re.compile(r"context|too long|maximum .*length|exceeds? .*(tokens|length)", re.I)
 _OVERFLOW_FIX = ("raise llm.n_ctx (or the server's context size) or send less text (llm.profile = \"small\", fewer "
@@ -157,6 +161,7 @@ class Breaker:
     def __init__(self, name: str, threshold: int, notify: Callable[[str], None]) -> None:
         self.name, self.threshold, self.notify = name, threshold, notify
         self.failures = 0
+        self.unusable_kind, self.unusable_in_row = "", 0
         self.reason: Optional[str] = None
         self.short = ""
         self._lock = threading.Lock()
@@ -173,6 +178,29 @@ class Breaker:
     def success(self) -> None:
         with self._lock:
             self.failures = 0
+
+    def usable(self) -> None:
+        """An ask ended with a valid reply: the run of unusable replies is broken."""
+        with self._lock:
+            self.unusable_kind, self.unusable_in_row = "", 0
+
+    def unusable(self, exc: LLMError) -> bool:
+        """Count one ask that ended with an unusable reply (``exc.kind`` in :data:`UNUSABLE`);
+        ``threshold`` of the same kind in a row open the breaker (its line carries the last
+        error, which names the setting to change). True when this one opened it."""
+        with self._lock:
+            if self.reason is not None or exc.kind not in UNUSABLE or not self.threshold:
+                return False
+            self.unusable_in_row = self.unusable_in_row + 1 if exc.kind == self.unusable_kind else 1
+            self.unusable_kind = exc.kind
+            if self.unusable_in_row < self.threshold:
+                return False
+            self.short = f"gave {self.unusable_in_row} unusable replies in a row: {exc.kind}"
+            self.reason = (f"LLM {self.name}: {self.unusable_in_row} replies in a row unusable ({exc.kind}; last: "
+                           f"{one_line(exc, 400)}); not called again in this run, the remaining questions take the "
+                           "extractive answer")
+        self.notify(self.reason)
+        return True
 
     def failure(self, exc: LLMError) -> bool:
         """Count one failed attempt; True when this one opened the breaker."""

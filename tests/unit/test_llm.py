@@ -78,6 +78,56 @@ def test_malformed_json_gets_one_repair():
     assert bad.usage.failures == 1 and info.value.kind == "invalid" and bad.usage.faults == ["invalid"]
 
 
+def test_usage_is_counted_per_stage_with_invalid_and_cut_replies():
+    chat = Scripted('{"value": "three"}', '{"value": 3}', Reply('{"value": 1', 10, 512, finish_reason="length"),
+                    Reply('{"value": 2}', 10, 5), "no json", "none again")
+    llm = StructuredLLM(chat)
+    with track_usage() as usage:
+        llm.ask(MSG, Answer, "verify")
+        llm.ask(MSG, Answer, "synthesize")
+        with pytest.raises(LLMError):
+            llm.ask(MSG, Answer)  # no stage: the model's name
+    v, s, a = usage.stages["verify"], usage.stages["synthesize"], usage.stages["Answer"]
+    assert (v["calls"], v["invalid"], v["cut"], v["prompt_tokens"], v["failures"]) == (2, 1, 0, 20, 0)
+    assert (s["calls"], s["invalid"], s["cut"], s["completion_tokens"]) == (2, 1, 1, 517)
+    assert (a["calls"], a["invalid"], a["failures"]) == (2, 2, 1)
+    assert usage.calls == 6 == sum(st["calls"] for st in usage.stages.values())
+    assert llm.usage.stages == usage.stages  # the run's counters too
+    total = type(usage)()
+    total.add(usage)
+    total.add(usage)
+    assert total.stages["verify"]["calls"] == 4 and total.calls == 12
+
+
+def test_unusable_replies_in_a_row_open_the_breaker_with_the_fix():
+    """Replies cut at the token limit (or refused) ask after ask: each prompt differs, so only a
+    count across asks notices; the line names the setting to change; a valid reply resets it."""
+    cut = Reply('{"value": 1', 10, 64, finish_reason="length")
+    notices = []
+    chat = Scripted(*[cut] * 4, '{"value": 2}', *[cut] * 6, LLMRefusal("scripted refused to answer: no"))
+    llm = StructuredLLM(chat, max_tokens=32, breaker_failures=3, notify=notices.append)
+    for _ in range(2):
+        with pytest.raises(LLMError) as info:
+            llm.ask([{"role": "user", "content": f"q{_}"}], Answer)
+        assert info.value.kind == "length"
+    assert llm.ask([{"role": "user", "content": "q2"}], Answer).value == 2 and not notices  # reset
+    for i in range(3):
+        with pytest.raises(LLMError):
+            llm.ask([{"role": "user", "content": f"q{3 + i}"}], Answer)
+    assert len(notices) == 1 and "3 replies in a row unusable (length" in notices[0]
+    assert "llm.max_tokens" in notices[0] and "not called again in this run" in notices[0]
+    calls = len(chat.calls)
+    with pytest.raises(LLMError) as info:
+        llm.ask([{"role": "user", "content": "q9"}], Answer)
+    assert info.value.kind == "circuit_open" and len(chat.calls) == calls
+    refusing = StructuredLLM(Scripted(*[LLMRefusal("scripted refused to answer: no")] * 3), breaker_failures=2,
+                             notify=notices.append)
+    for i in range(2):
+        with pytest.raises(LLMError):
+            refusing.ask([{"role": "user", "content": f"r{i}"}], Answer)
+    assert refusing.breaker.open and "unusable (refusal" in notices[-1]
+
+
 def test_transient_errors_are_retried_then_give_up():
     chat = Scripted(TransientLLMError("429", kind="rate_limit"), TransientLLMError("t", kind="timeout"), '{"value": 1}')
     llm = StructuredLLM(chat, retries=3, backoff=0)
@@ -203,6 +253,7 @@ def test_shrinking_keeps_the_template_and_the_best_passages_of_every_prompt():
     from lit3r.prompts import render
 
     synth = render("synthesize", question="q?", options="", schema="", fields='- "answer": x;',
+                   draft="- evidence: E1, E3\n- choice: A",
                    evidence="[p1] T1\n  [E1] (text, page 1) aaa\n  [E2] (text, page 2) bbb\n  fact: f: 1 (P1)\n\n"
                             "[p2] T2\n  [E3] (table, page 3) " + "ccc " * 200)
     verify = render("verify", question="q?", papers="[p1] T1\n  (text, page 1) aaa\n  (text, page 2) bbb\n\n"
@@ -212,6 +263,8 @@ def test_shrinking_keeps_the_template_and_the_best_passages_of_every_prompt():
         out, dropped, listed = shrink_text(text, len(text) - 500)
         assert (dropped, listed) == (1, 3) and first in out and last not in out
         assert out.count("Answer with JSON") == 1 and "[p2] T2" not in out
+    shrunk = shrink_text(synth, len(synth) - 500)[0]
+    assert "Draft answer" in shrunk and "- choice: A" in shrunk  # the draft is template text: it stays
     assert shrink_text("no passages here", 5) is None
 
 
@@ -357,6 +410,28 @@ def test_local_prompts_are_fitted_to_n_ctx_before_the_call(fake_llama):
     sent = chat.llm.sent["messages"][0]["content"]
     assert chat.count_tokens([{"role": "user", "content": sent}]) + 256 <= 1024 and "[P1]" in sent
     assert any("> llm.n_ctx = 1024" in n for n in llm.usage.notes)
+
+
+def test_prompts_are_fitted_to_the_prompt_token_budget_on_any_endpoint(fake_llama):
+    """``llm.prompt_tokens`` bounds each prompt (issue 14, item 10): counted by the local provider,
+    estimated at 4 characters a token for an endpoint that cannot count; the best passages stay."""
+    from lit3r.llm.providers import LlamaCppChat
+
+    msgs = _passages(8, 1000)
+    http = Scripted('{"value": 1}')  # no count_tokens, no n_ctx
+    llm = StructuredLLM(http, prompt_tokens=800)
+    assert llm.ask(msgs, Answer).value == 1
+    sent = http.calls[0][0]["content"]
+    assert len(sent) / 4 <= 800 and "[P1]" in sent and "[P8]" not in sent
+    assert any("> llm.prompt_tokens = 800" in n for n in llm.usage.notes)
+    chat = LlamaCppChat(str(fake_llama), n_ctx=8192)  # the context allows it all; the budget does not
+    chat.llm.script = ['{"value": 3}']
+    local = StructuredLLM(chat, max_tokens=256, prompt_tokens=600)
+    assert local.ask(msgs, Answer).value == 3
+    assert chat.count_tokens([{"role": "user", "content": chat.llm.sent["messages"][0]["content"]}]) <= 600
+    small = StructuredLLM(Scripted('{"value": 1}'), prompt_tokens=100_000)  # under budget: unchanged
+    small.ask(msgs, Answer)
+    assert small.chat.calls[0] == msgs and not small.usage.notes
 
 
 # ----------------------------------------------------------------------------- usage per question, grounding
