@@ -170,7 +170,8 @@ class ReadParams(_Section):
     candidates scored, ``max_evidence`` items, supporting papers within ``support_ratio`` of the
     best. LLM reader: stage 1 reads ``llm_papers`` candidates (the seed system reads all 50),
     ``chunks_per_paper`` chunks each cut to ``chunk_chars`` characters, ``concurrency`` calls at
-    once; stage 2 synthesises from at most ``synth_papers`` relevant papers. ``images``: send
+    once; stage 2 synthesises from at most ``synth_papers`` relevant papers and, with ``draft``,
+    revises the extractive reader's answer. ``images``: send
     figure/table crops (at most ``max_images`` per call) when the LLM accepts images."""
 
     papers: int = Field(10, ge=1, description="candidates the extractive reader scores")
@@ -183,6 +184,8 @@ class ReadParams(_Section):
     synth_papers: int = Field(default=8, ge=1, description="relevant papers LLM stage 2 synthesises from, at most")
     sufficient_papers: int = Field(default=2, ge=0, description="LLM stage 1 reads no further candidates once this many "
                                    "papers were judged sufficient alone (0: reads all llm_papers)")
+    draft: bool = Field(True, description="LLM stage 2 is shown the extractive reader's answer (papers, evidence, "
+                        "answer, the passage that matches each option, rows) as a draft to check and correct")
     images: bool = Field(True, description="send figure and table crops when the LLM accepts images")
     max_images: int = Field(default=4, ge=0, description="crops per LLM call, at most")
     abstain_cosine: float = Field(default=0.46, ge=-1.0, le=1.0,
@@ -263,7 +266,9 @@ class LLMSettings(_Section):
     CPUs) on every setting not set explicitly (in the TOML file, a ``LIT3R_*`` variable or an
     argument); ``full`` keeps the seed paper's values; ``auto`` (default) is :func:`llm_profile`.
     ``n_ctx`` / ``threads``: the local provider's context window (tokens; prompts are fitted to it)
-    and CPU threads. ``retries`` / ``backoff`` / ``retry_budget_s`` / ``breaker_failures``: the one
+    and CPU threads; ``prompt_tokens``: a token budget per prompt (a small model on CPUs is
+    prefill-bound: ~85 prompt tokens/s for a 1.5B model on 2 cores). ``retries`` / ``backoff`` /
+    ``retry_budget_s`` / ``breaker_failures``: the one
     retry layer (:mod:`lit3r.llm.faults`)."""
 
     provider: Literal["none", "local", "openai"] = Field("none", description="none, local (llama.cpp in process) or openai (any compatible endpoint)")
@@ -293,6 +298,9 @@ class LLMSettings(_Section):
                          "full (the seed paper's values) or auto (small for the local provider with a GGUF under "
                          "1 GB, such as the packaged SmolLM2-135M; full otherwise)")
     n_ctx: int = Field(8192, ge=256, description="context window of the local provider, in tokens")
+    prompt_tokens: Optional[int] = Field(None, ge=64, description="tokens one prompt may take: the lowest-ranked "
+                                         "passages are dropped to fit (none: what the context leaves after "
+                                         "max_tokens; bounds a CPU-bound model's prompt time per call)")
     threads: Optional[int] = Field(None, ge=1, description="CPU threads of the local provider (none: 1 for decoding, "
                                    "all CPUs for prompts; OMP_WAIT_POLICY=PASSIVE unless set)")
 

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Optional
 
-from pydantic import BaseModel, BeforeValidator, Field, create_model
+from pydantic import BaseModel, Field, create_model
 
 from graph.progress import SILENT, Progress, Reporter
 from graph.search.tokenize import tokenize
@@ -36,37 +36,29 @@ from graph.store import GraphStore
 from ingest.metadata import VENUE_PATTERN
 from lit3r.config import RetrieveParams
 from lit3r.errors import LLMError
+from lit3r.llm.bounds import cut, items
 from lit3r.llm.client import StructuredLLM
 from lit3r.llm.labels import Resolver
 from lit3r.pipeline.pool import Pool
 from lit3r.pipeline.subquery import SubquerySearch, SubqueryTrace
 from lit3r.prompts import echoes_example, render
 
-
-def _cut(n: int) -> BeforeValidator:
-    """Cuts a longer string or list to ``n``. Beside ``Field(max_length=n)``: the JSON schema
-    caps the length, so a grammar-constrained local model has to stop there (a small one can
-    otherwise repeat itself until ``llm.max_tokens`` and leave unfinished JSON), and a longer
-    value from an endpoint that ignores the cap is cut, not refused."""
-    return BeforeValidator(lambda v: v[:n] if isinstance(v, (str, list)) else v)
-
-
-_Query = Annotated[str, Field(max_length=300), _cut(300)]
-_PaperId = Annotated[str, Field(max_length=40), _cut(40)]
+_Query = Annotated[str, Field(max_length=300), cut(300)]
+_PaperId = Annotated[str, Field(max_length=40), cut(40)]
 
 
 class Subqueries(BaseModel):
     """Decomposition output (at most 8 queries of 300 characters)."""
 
-    subqueries: Annotated[list[_Query], Field(max_length=8), _cut(8)] = Field(default_factory=list)
+    subqueries: Annotated[list[_Query], Field(max_length=8), cut(8)] = Field(default_factory=list)
 
 
 class Verdict(BaseModel):
     """Verifier output (at most 10 paper ids of 40 characters, 300 characters missing)."""
 
-    evidence_papers: Annotated[list[_PaperId], Field(max_length=10), _cut(10)] = Field(default_factory=list)
+    evidence_papers: Annotated[list[_PaperId], Field(max_length=10), cut(10)] = Field(default_factory=list)
     sufficient: bool = False
-    missing: Annotated[str, Field(max_length=300), _cut(300)] = ""
+    missing: Annotated[str, Field(max_length=300), cut(300)] = ""
 
 
 @dataclass
@@ -187,7 +179,7 @@ def subqueries_model(n: int) -> type[Subqueries]:
     a grammar-constrained backend cannot write more than were asked for. Validation still takes
     up to 8 (from an endpoint that ignores the schema): :func:`clean_subqueries` caps the count
     after dropping the bad ones, so a vague query does not take a good one's place."""
-    capped: Any = Annotated[list[_Query], Field(max_length=8, json_schema_extra={"maxItems": n}), _cut(8)]
+    capped: Any = items(_Query, 8, schema_n=n)
     return create_model(f"Subqueries{n}", __base__=Subqueries, subqueries=(capped, Field(default_factory=list)))
 
 
@@ -277,7 +269,7 @@ class Retrieve:
         if limit <= 0:
             return []
         try:
-            raw = self.llm.ask([{"role": "user", "content": prompt}], subqueries_model(limit)).subqueries
+            raw = self.llm.ask([{"role": "user", "content": prompt}], subqueries_model(limit), "decompose").subqueries
         except LLMError as exc:
             rt.errors.append(f"decomposition: {exc}")
             return []
@@ -306,7 +298,7 @@ class Retrieve:
             blocks.append("\n".join(lines))
         prompt = render("verify", question=question, papers="\n\n".join(blocks))
         try:
-            verdict = self.llm.ask([{"role": "user", "content": prompt}], Verdict)
+            verdict = self.llm.ask([{"role": "user", "content": prompt}], Verdict, "verify")
         except LLMError as exc:
             rt.errors.append(f"verification: {exc}")
             return None

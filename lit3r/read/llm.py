@@ -30,6 +30,7 @@ extractive reader, per stage and per answer field, and are recorded in ``ReadRes
 from __future__ import annotations
 
 import base64
+import json
 import re
 import threading
 import time
@@ -37,7 +38,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Optional, Sequence, Union
+from typing import Annotated, Any, Literal, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -45,6 +46,7 @@ from graph.records import Chunk
 from graph.search.tokenize import tokenize
 from lit3r.config import ReadParams
 from lit3r.errors import LLMError
+from lit3r.llm.bounds import ID_CHARS, LABEL_CHARS, Label, cut, items, text
 from lit3r.llm.client import StructuredLLM, in_context
 from lit3r.llm.labels import Resolver
 from lit3r.prompts import echoes_example, is_placeholder, render
@@ -57,13 +59,21 @@ def _all_required(schema: dict[str, Any]) -> None:
     schema["required"] = list(schema.get("properties", {}))
 
 
+#: Characters of a stage-1 fact's value and description, of a synthesised free-text answer and of
+#: a string table cell (bounded replies: issue 14, item 2; :mod:`lit3r.llm.bounds`).
+FACT_CHARS = 300
+ANSWER_CHARS = 1500
+CELL_CHARS = 200
+_FactText = Annotated[str, Field(max_length=FACT_CHARS), cut(FACT_CHARS)]
+
+
 class Fact(BaseModel):
     """A value or statement found by stage 1."""
 
-    value: Union[str, float] = ""
-    unit: str = ""
-    what: str = ""
-    passage: str = ""
+    value: Union[_FactText, float] = ""
+    unit: Annotated[str, Field(max_length=40), cut(40)] = ""
+    what: _FactText = ""
+    passage: Label = ""
 
 
 class PaperReading(BaseModel):
@@ -73,8 +83,8 @@ class PaperReading(BaseModel):
 
     model_config = ConfigDict(json_schema_extra=_all_required)
 
-    supporting: list[str] = Field(default_factory=list, max_length=8)
-    facts: list[Fact] = Field(default_factory=list, max_length=6)
+    supporting: Annotated[list[Label], Field(max_length=8), cut(8)] = Field(default_factory=list)
+    facts: Annotated[list[Fact], Field(max_length=6), cut(6)] = Field(default_factory=list)
     relevant: bool = False
     sufficient: bool = False
 
@@ -90,7 +100,7 @@ class Reading:
     sufficient: bool = False
 
 
-_COLUMN_TYPES = {"number": Optional[float], "boolean": Optional[bool], "string": str}
+_COLUMN_TYPES = {"number": Optional[float], "boolean": Optional[bool], "string": text(CELL_CHARS)}
 
 
 def synthesis_model(answer_types: Sequence[str], labels: Sequence[str] = (),
@@ -100,19 +110,19 @@ def synthesis_model(answer_types: Sequence[str], labels: Sequence[str] = (),
     answer fields (``answer`` text; ``choice`` constrained to ``labels``; ``rows`` with one
     typed field per schema column, named exactly as the column). Every property is listed as
     required, in this order, so that every backend generates the calculation before the answer."""
-    fields: dict[str, Any] = {"papers": (list[str], Field(default_factory=list, max_length=10)),
-                              "evidence": (list[str], Field(default_factory=list, max_length=10))}
+    fields: dict[str, Any] = {"papers": (items(text(ID_CHARS), 10), Field(default_factory=list)),
+                              "evidence": (items(text(LABEL_CHARS), 10), Field(default_factory=list))}
     if "freeform" in answer_types or "multiple_choice" in answer_types:
-        fields["calculation"] = (str, Field(default="", max_length=600))  # worked first, answered after
+        fields["calculation"] = (text(600), "")  # worked first, answered after
     if "freeform" in answer_types:
-        fields["answer"] = (str, "")
+        fields["answer"] = (text(ANSWER_CHARS), "")
     if "multiple_choice" in answer_types and labels:
         fields["choice"] = (Literal[tuple(labels)], ...)
     if "table" in answer_types and schema:
-        cols = {f"c{i}": (_COLUMN_TYPES.get(c.get("type", "string"), str), Field(alias=c["name"]))
+        cols = {f"c{i}": (_COLUMN_TYPES.get(c.get("type", "string"), text(CELL_CHARS)), Field(alias=c["name"]))
                 for i, c in enumerate(schema)}
         row: Any = create_model("Row", __config__=ConfigDict(populate_by_name=True), **cols)  # type: ignore[call-overload]
-        fields["rows"] = (list[row], Field(default_factory=list, max_length=30))
+        fields["rows"] = (items(row, 30), Field(default_factory=list))
     # every property required, in this order: a grammar-constrained backend (llama.cpp) writes the
     # required ones first, so the calculation must be required to come before the choice (issue 14,
     # item 5); validation still takes the defaults when a field is missing
@@ -217,6 +227,12 @@ class LLMReader:
                         for pid in fallback.papers]
         relevant.sort(key=lambda r: not r.sufficient)  # stable: sufficient ones first, then candidate order
         relevant = relevant[: self.params.synth_papers]
+        if self.params.draft:  # the draft's evidence and the passage behind each option, among the passages
+            behind = [e["chunk_id"] for lab in options or {} for e in
+                      (fallback.option_support.get(lab) or {}).get("evidence", [])[:1]]
+            shown = list(fallback.evidence) + [c for c in self.graph.chunks(list(dict.fromkeys(behind)))
+                                               if c.chunk_id not in {e.chunk_id for e in fallback.evidence}]
+            relevant = with_draft_evidence(relevant, shown)
         result = ReadResult(fallback.papers, fallback.evidence, fallback.freeform, fallback.choice,
                             paper_scores=fallback.paper_scores, option_scores=fallback.option_scores,
                             option_support=fallback.option_support,
@@ -232,15 +248,15 @@ class LLMReader:
                               f"({time.perf_counter() - t:.0f} s)")
         return result
 
-    def _ask(self, text: str, chunks: Sequence[Chunk], model: type[BaseModel]):
+    def _ask(self, text: str, chunks: Sequence[Chunk], model: type[BaseModel], stage: str):
         if self.images is not None and not self._no_images.is_set():
             msg = user_message(text, chunks, self.images, self.params.max_images)
             if isinstance(msg["content"], list):
                 try:
-                    return self.llm.ask([msg], model)
+                    return self.llm.ask([msg], model, stage)
                 except LLMError:
                     self._no_images.set()  # the endpoint refuses images: text only from now on
-        return self.llm.ask([{"role": "user", "content": text}], model)
+        return self.llm.ask([{"role": "user", "content": text}], model, stage)
 
     def _checked(self, pid: str, reading: PaperReading, chunks: list[Chunk], notes: list[str]) -> Optional[Reading]:
         """The reading of paper ``pid`` (whose passages P1.. were ``chunks``) as passed to
@@ -287,7 +303,7 @@ class LLMReader:
         text = render("read_paper", question=question, paper_id=pid, title=p.title,
                       venue=f" ({venue})" if venue else "", passages=passages)
         try:
-            return self._ask(text, chunks, PaperReading), None
+            return self._ask(text, chunks, PaperReading, "read_paper"), None
         except LLMError as exc:
             return PaperReading(), str(exc)
 
@@ -299,8 +315,11 @@ class LLMReader:
         labels, blocks = self._evidence_blocks(relevant)
         types = [t for t in answer_types if t != "multiple_choice" or options]
         types = [t for t in types if t != "table" or schema]
-        text = render("synthesize", question=question, evidence="\n\n".join(blocks), **_answer_spec(types, options, schema))
-        out = self._ask(text, list(labels.values()), synthesis_model(types, list(options or {}), schema))
+        draft = draft_lines(result, types, options, {c.chunk_id: lab for lab, c in labels.items()}) \
+            if self.params.draft else "- none"
+        text = render("synthesize", question=question, evidence="\n\n".join(blocks), draft=draft,
+                      **_answer_spec(types, options, schema))
+        out = self._ask(text, list(labels.values()), synthesis_model(types, list(options or {}), schema), "synthesize")
         self._apply_support(out, labels, relevant, result)
         extractive = (result.freeform, result.choice)
         for name in ("answer", "calculation"):
@@ -354,6 +373,50 @@ class LLMReader:
         if not evidence:
             evidence = [c for r in relevant if r.paper_id in papers for c in r.support[:1]]
         result.papers, result.evidence = papers, evidence[: max(self.params.max_evidence, len(papers))]
+
+
+def with_draft_evidence(relevant: list[Reading], evidence: Sequence[Chunk]) -> list[Reading]:
+    """``relevant`` with the chunks the draft cites (:func:`draft_lines`: the extractive reader's
+    evidence, the passage that matches each option) among the passages stage 2 sees: each is
+    added to its paper's reading, or as a reading of its own after the others when stage 1 did
+    not pass its paper."""
+    out = [Reading(r.paper_id, list(r.support), list(r.facts), r.sufficient) for r in relevant]
+    by_paper = {r.paper_id: r for r in out}
+    for c in evidence:
+        r = by_paper.get(c.paper_id)
+        if r is None:
+            r = by_paper[c.paper_id] = Reading(c.paper_id, [])
+            out.append(r)
+        if all(s.chunk_id != c.chunk_id for s in r.support):
+            r.support.append(c)
+    return out
+
+
+def draft_lines(result: ReadResult, types: Sequence[str], options: Optional[dict[str, str]],
+                label_of: dict[str, str]) -> str:
+    """The extractive answer in ``result`` as the stage-2 prompt's draft, one ``- field: value``
+    line each: papers, evidence (as the prompt's E labels: ``label_of`` maps chunk id -> label),
+    the answer, per option the passage that matches it best (its text and label) and the choice,
+    the rows as JSON objects. Only the fields of ``types``; ``- none`` when there is no draft."""
+
+    def cite(chunk_ids: Sequence[str]) -> str:
+        labs = [label_of[c] for c in chunk_ids if c in label_of]
+        return ", ".join(dict.fromkeys(labs)) or "none of the passages above"
+
+    lines = [f"- papers: {', '.join(result.papers) or 'none'}",
+             f"- evidence: {cite([c.chunk_id for c in result.evidence])}"]
+    if "freeform" in types and result.freeform:
+        lines.append(f"- answer: {result.freeform}")
+    if "multiple_choice" in types and options:
+        for lab in options:
+            ev = (result.option_support.get(lab) or {}).get("evidence") or []
+            if ev:
+                lines.append(f"- option {lab} matches: \"{ev[0]['text'][:200]}\" ({cite([ev[0]['chunk_id']])})")
+        if result.choice:
+            lines.append(f"- choice: {result.choice}")
+    if "table" in types and result.rows:
+        lines += [f"- row: {json.dumps(r, ensure_ascii=False)}" for r in result.rows[:30]]
+    return "\n".join(lines) if result.papers else "- none"
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")

@@ -120,3 +120,35 @@ def test_no_relevant_paper_still_synthesises_from_the_extractive_papers(base):
     res = _ask(base, script, papers, llm_papers=2)
     assert "stage 1 found no relevant paper: the extractive reader's papers are read" in res.read.notes
     assert len(script.stage2) == 1 and res.read.reader == "llm"
+
+
+def test_stage2_revises_the_extractive_draft_and_sees_its_evidence(base):
+    """Stage 2 is shown the extractive answer as a draft (``read.draft``): its papers, its
+    evidence as the prompt's own E labels (those chunks are among the passages even when stage 1
+    passed none of them), the answer, per option the passage that matches it and the choice."""
+    options = {"A": "28.4", "B": "41.8", "C": "25.8", "D": "27.3"}
+    script = ReaderScript({p: NOT_RELEVANT for p in (GOLD, "2007.14062")},
+                          {"papers": [GOLD], "evidence": ["E1"], "calculation": "", "answer": "a", "choice": "A"})
+    settings = base.settings.model_copy(update={"read": base.settings.read.model_copy(update={"concurrency": 1})})
+    engine = Engine(settings, encoder=base.encoder.encoder, llm=StructuredLLM(script, backoff=0))
+    res = engine.ask(QUESTION, papers=[GOLD, "2007.14062"], options=options,
+                     answer_types=("freeform", "multiple_choice"))
+    extractive = Engine(base.settings, encoder=base.encoder.encoder).ask(
+        QUESTION, papers=[GOLD, "2007.14062"], options=options, answer_types=("freeform", "multiple_choice")).read
+    (prompt,) = script.stage2
+    draft = prompt.split("Draft answer", 1)[1].split("Reply with:", 1)[0]
+    labels = dict(re.findall(r"^  \[(E\d+)\] \((.*?)\) ", prompt, re.M))
+    assert f"- papers: {', '.join(extractive.papers)}" in draft
+    cited = re.search(r"^- evidence: (.*)$", draft, re.M).group(1).split(", ")
+    assert cited and all(lab in labels for lab in cited) and len(cited) == len(extractive.evidence)
+    assert f"- answer: {extractive.freeform}" in draft and f"- choice: {extractive.choice}" in draft
+    matches = re.findall(r"^- option ([A-D]) matches: \"(.*)\" \((E\d+)\)$", draft, re.M)
+    assert {m[0] for m in matches} == {k for k, v in extractive.option_support.items() if v.get("evidence")}
+    assert all(m[2] in labels for m in matches)
+    assert res.read.choice == "A" and res.read.reader == "llm"  # the reply, not the draft, answers
+    off = base.settings.model_copy(update={"read": base.settings.read.model_copy(update={"concurrency": 1,
+                                                                                       "draft": False})})
+    script.stage2.clear()
+    Engine(off, encoder=base.encoder.encoder, llm=StructuredLLM(script, backoff=0)).ask(
+        QUESTION, papers=[GOLD, "2007.14062"], options=options, answer_types=("freeform", "multiple_choice"))
+    assert "- none" in script.stage2[0].split("Draft answer", 1)[1].split("Reply with:", 1)[0]

@@ -1,0 +1,46 @@
+"""Length bounds for LLM reply models (issue 14, item 2).
+
+Every string and list of a reply model is bounded twice: ``Field(max_length=n)`` puts ``maxLength``
+/ ``maxItems`` into the JSON schema, so a grammar-constrained backend (llama.cpp) has to stop
+there (a small model can otherwise repeat itself until ``llm.max_tokens`` and leave unfinished
+JSON), and :func:`cut` cuts a longer value from an endpoint that ignores the schema instead of
+refusing it (a refused reply costs a repair call).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, Field
+
+__all__ = ["cut", "text", "items", "Label", "PaperRef", "LABEL_CHARS", "ID_CHARS"]
+
+#: Characters of a passage label (``P3``, ``E12``; a bracketed or longer form is resolved by
+#: :mod:`lit3r.llm.labels`).
+LABEL_CHARS = 40
+#: Characters of a paper id as the model writes it (a whole header is cut, then resolved).
+ID_CHARS = 120
+
+
+def cut(n: int) -> BeforeValidator:
+    """Cuts a longer string or list to ``n`` before validation."""
+    return BeforeValidator(lambda v: v[:n] if isinstance(v, (str, list)) else v)
+
+
+def text(n: int) -> Any:
+    """A string of at most ``n`` characters (schema ``maxLength``; longer values cut)."""
+    return Annotated[str, Field(max_length=n), cut(n)]
+
+
+def items(of: Any, n: int, schema_n: int | None = None) -> Any:
+    """A list of at most ``n`` ``of`` (schema ``maxItems`` = ``schema_n`` or ``n``; longer lists
+    cut). ``schema_n`` below ``n`` asks a grammar-constrained backend for fewer than validation
+    accepts from one that ignores the schema."""
+    extra: Any = {"maxItems": schema_n} if schema_n is not None else None
+    return Annotated[list[of], Field(max_length=n, json_schema_extra=extra), cut(n)]
+
+
+#: A passage label field (for static model fields; :func:`text` builds the same for dynamic ones).
+Label = Annotated[str, Field(max_length=LABEL_CHARS), cut(LABEL_CHARS)]
+#: A paper id field as the model writes it.
+PaperRef = Annotated[str, Field(max_length=ID_CHARS), cut(ID_CHARS)]
