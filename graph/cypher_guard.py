@@ -15,10 +15,13 @@ whitespace, backticks):
    from the server, ``cypher/plugin_functions.cypher``) are refused where the plan or the code
    calls them;
 5. the summary's query type must be ``r`` (``rw`` and ``w`` write, ``s`` changes the schema or
-   the DBMS).
+   the DBMS), or ``s`` for a plan of :data:`DBMS_INFO_PROCEDURES` calls (``dbms.components``,
+   the server's version) and :data:`RESULT_OPERATORS` alone.
 
 In Cypher, files and the network are reached only through LOAD CSV, procedures and plugin
-functions: 1, 2 and 4 close them.
+functions: 1, 2 and 4 close them. A leading ``EXPLAIN`` or ``PROFILE`` is taken off before the
+guard's own EXPLAIN (:func:`split_mode`): ``PROFILE`` of a plain read runs (and returns its
+profiled plan), ``PROFILE`` of anything else is refused as that query is.
 """
 
 from __future__ import annotations
@@ -26,17 +29,38 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Iterator, Optional
 
-#: Procedures that only read the database (``CALL db.labels()`` runs without ``--write``).
+#: Procedures that only read the database or describe the server's version (``CALL db.labels()``
+#: runs without ``--write``). ``db.indexes``, ``db.constraints``, ``dbms.procedures`` and
+#: ``dbms.functions`` are Neo4j 4's listings (Neo4j 5 has ``SHOW INDEXES`` etc. instead, which
+#: pass as reads). Not here: anything that writes, changes the schema, kills or lists connections,
+#: reads the configuration (``dbms.listConfig``, ``dbms.queryJmx``) or other users' queries
+#: (``db.stats.*``).
 READ_ONLY_PROCEDURES = frozenset({
     "db.labels", "db.relationshipTypes", "db.propertyKeys", "db.schema.visualization",
     "db.schema.nodeTypeProperties", "db.schema.relTypeProperties", "db.index.fulltext.queryNodes",
-    "db.index.fulltext.queryRelationships", "db.index.vector.queryNodes", "db.index.vector.queryRelationships",
-    "db.info", "db.ping",
+    "db.index.fulltext.queryRelationships", "db.index.fulltext.listAvailableAnalyzers", "db.index.vector.queryNodes",
+    "db.index.vector.queryRelationships", "db.info", "db.ping", "dbms.components", "dbms.info",
+    "db.indexes", "db.constraints", "dbms.procedures", "dbms.functions",
 })
 
 #: :data:`READ_ONLY_PROCEDURES` as messages name them.
 READ_ONLY_SHOWN = ("db.labels, db.relationshipTypes, db.propertyKeys, db.schema.visualization / nodeTypeProperties / "
-                   "relTypeProperties, db.index.fulltext.* and db.index.vector.* queries, db.info, db.ping")
+                   "relTypeProperties, db.index.fulltext.* and db.index.vector.* queries, db.info, db.ping, "
+                   "dbms.components, dbms.info")
+
+#: Read-only procedures that Neo4j plans as DBMS work (query type ``s``): such a query passes
+#: when its plan holds only these calls and the operators of :data:`RESULT_OPERATORS`.
+DBMS_INFO_PROCEDURES = frozenset({"dbms.components", "dbms.info"})
+
+#: Operators that only shape the rows of a procedure's result (no data read, nothing written).
+RESULT_OPERATORS = frozenset({
+    "ProduceResults", "ProcedureCall", "EagerProcedureCall", "Projection", "Filter", "Limit", "Skip", "Top", "Sort",
+    "PartialSort", "PartialTop", "Distinct", "OrderedDistinct", "EagerAggregation", "OrderedAggregation", "Unwind",
+    "Argument", "Eager",
+})
+
+#: A leading ``EXPLAIN`` or ``PROFILE`` (after whitespace and comments), any case.
+_MODE = re.compile(r"\A(?:\s+|//[^\n]*(?:\n|\Z)|/\*.*?\*/)*(explain|profile)\b", re.IGNORECASE | re.DOTALL)
 
 #: Plan operators (without their ``@database`` part) refused whatever the query type says.
 SERVER_COMMANDS = ("TerminateTransactions", "AdministrationCommand")
@@ -57,7 +81,7 @@ def refusal(query: str, query_type: Optional[str], plan: Optional[dict[str, Any]
                 f"file and URL settings still apply)")
     for op, details in ops:
         if op.endswith("ProcedureCall"):  # (an eager one too)
-            name = details.split("(", 1)[0].strip()
+            name = _procedure(details)
             if name not in READ_ONLY_PROCEDURES:
                 return (f"not a plain read: CALL {name or '(unnamed procedure)'} is not one of the read-only "
                         f"procedures ({READ_ONLY_SHOWN}): {_FIX}")
@@ -69,11 +93,32 @@ def refusal(query: str, query_type: Optional[str], plan: Optional[dict[str, Any]
             return f"not a plain read: {name}() is a plugin function, which can reach files and URLs: {_FIX}"
     if query_type == "r":
         return None
+    if query_type == "s" and any(op.endswith("ProcedureCall") for op, _ in ops) and \
+            all(_procedure(d) in DBMS_INFO_PROCEDURES for op, d in ops if op.endswith("ProcedureCall")):
+        other = sorted({op for op, _ in ops if op not in RESULT_OPERATORS})
+        if not other:
+            return None  # CALL dbms.components(): the server's version, planned as DBMS work
+        name = next(_procedure(d) for op, d in ops if op.endswith("ProcedureCall"))
+        return (f"not a plain read: CALL {name} passes alone or with RETURN, WHERE, ORDER BY, LIMIT or UNWIND, and "
+                f"this query adds {other[0]}: {_FIX}")
     if query_type in ("w", "rw"):
         return f"not a plain read: the query writes (query type {query_type!r}): pass --write to run a query that writes"
     if query_type == "s":
         return f"not a plain read: the query changes the schema or the DBMS (query type 's'): {_FIX}"
     return f"not a plain read: the server did not plan it as a read (query type {query_type!r}): {_FIX}"
+
+
+def split_mode(query: str) -> tuple[Optional[str], str]:
+    """``("EXPLAIN" | "PROFILE" | None, the query without that keyword)``: the guard plans the
+    query itself (``EXPLAIN PROFILE ...`` is no valid Cypher), and ``PROFILE`` of a plain read is
+    a plain read that also returns its profiled plan."""
+    m = _MODE.match(query)
+    return (m.group(1).upper(), query[m.end():]) if m else (None, query)
+
+
+def _procedure(details: str) -> str:
+    """The procedure name of a ``ProcedureCall`` operator's details (``db.labels() :: ...``)."""
+    return details.split("(", 1)[0].strip()
 
 
 def _operators(plan: dict[str, Any]) -> Iterator[tuple[str, str]]:
@@ -125,4 +170,5 @@ def code(query: str) -> str:
     return " ".join("".join(out).lower().split())
 
 
-__all__ = ["READ_ONLY_PROCEDURES", "READ_ONLY_SHOWN", "SERVER_COMMANDS", "refusal", "code"]
+__all__ = ["READ_ONLY_PROCEDURES", "READ_ONLY_SHOWN", "DBMS_INFO_PROCEDURES", "RESULT_OPERATORS", "SERVER_COMMANDS",
+           "refusal", "code", "split_mode"]

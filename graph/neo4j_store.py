@@ -22,7 +22,7 @@ import time
 from typing import Any, Iterable, Optional, Sequence
 
 from graph.cypher import statement, statements
-from graph.cypher_guard import refusal
+from graph.cypher_guard import refusal, split_mode
 from graph.errors import CypherRefused, NotBuiltError, UnknownIdError
 from graph.question_cache import QuestionCache
 from graph.records import Chunk, Neighbour, Paper, Reference, Source
@@ -136,7 +136,7 @@ class Neo4jGraphStore:
             self._write(name, batch)
 
     @staticmethod
-    def _rows(result, limit: Optional[int]) -> list[dict]:
+    def _rows(result, limit: Optional[int], plans: Optional[list] = None) -> list[dict]:
         # records stream in: stop reading at the limit; consume() runs the statement to its end
         # on the server without sending the rest
         out = []
@@ -144,7 +144,9 @@ class Neo4jGraphStore:
             out.append(r.data())
             if limit is not None and len(out) >= limit:
                 break
-        result.consume()
+        summary = result.consume()
+        if plans is not None and (summary.profile or summary.plan):  # an EXPLAIN or PROFILE query's plan
+            plans.append(summary.profile or summary.plan)
         return out
 
     def run_read(self, query: str, params: dict[str, Any], limit: Optional[int] = None) -> list[dict]:
@@ -152,29 +154,45 @@ class Neo4jGraphStore:
         with self.driver.session(database=self.database, default_access_mode="READ") as s:
             return s.execute_read(lambda tx: self._rows(tx.run(query, **params), limit))
 
-    def run_plain_read(self, query: str, params: dict[str, Any], limit: Optional[int] = None) -> list[dict]:
+    def run_plain_read(self, query: str, params: dict[str, Any], limit: Optional[int] = None,
+                       plans: Optional[list] = None) -> list[dict]:
         """Run a user's Cypher (``lit3r cypher`` without ``--write``) only when it is a plain read:
-        in one READ transaction it is EXPLAINed, checked by :func:`graph.cypher_guard.refusal`
-        against the plan and the server's plugin functions, then run; at most ``limit`` rows.
-        Raises CypherRefused (nothing of it ran) otherwise."""
-        def work(tx) -> list[dict]:
-            summary = tx.run("EXPLAIN " + query, **params).consume()
+        in one READ transaction it is EXPLAINed (a leading EXPLAIN or PROFILE taken off first,
+        :func:`graph.cypher_guard.split_mode`), checked by :func:`graph.cypher_guard.refusal`
+        against the plan and the server's plugin functions, then run as given; at most ``limit``
+        rows. ``plans``: receives the plan dict (``{"operatorType", "args", "children", ...}``;
+        with rows and db hits for PROFILE) of an EXPLAIN or PROFILE query. Raises CypherRefused
+        (nothing of it ran) otherwise."""
+        def work(tx) -> tuple[list[dict], list]:
+            summary = tx.run("EXPLAIN " + split_mode(query)[1], **params).consume()
             why = refusal(query, summary.query_type, summary.plan)
             if why is None:  # (after an administration command the transaction takes no other query)
                 plugins = [r["name"] for r in tx.run(statement("plugin_functions"))]
                 why = refusal(query, summary.query_type, summary.plan, plugins)
             if why:
                 raise CypherRefused(why)
-            return self._rows(tx.run(query, **params), limit)
+            got: list = []  # a retried transaction keeps only its last try's plan
+            return self._rows(tx.run(query, **params), limit, got), got
 
         with self.driver.session(database=self.database, default_access_mode="READ") as s:
-            return s.execute_read(work)
+            rows, got = s.execute_read(work)
+        if plans is not None:
+            plans.extend(got)
+        return rows
 
-    def run_write(self, query: str, params: dict[str, Any], limit: Optional[int] = None) -> list[dict]:
+    def run_write(self, query: str, params: dict[str, Any], limit: Optional[int] = None,
+                  plans: Optional[list] = None) -> list[dict]:
         """Run a user's Cypher in a write transaction (``lit3r cypher --write``); at most ``limit`` rows
-        are returned (the whole statement runs)."""
+        are returned (the whole statement runs). ``plans``: as for :meth:`run_plain_read`."""
+        def work(tx) -> tuple[list[dict], list]:
+            got: list = []
+            return self._rows(tx.run(query, **params), limit, got), got
+
         with self.driver.session(database=self.database) as s:
-            return s.execute_write(lambda tx: self._rows(tx.run(query, **params), limit))
+            rows, got = s.execute_write(work)
+        if plans is not None:
+            plans.extend(got)
+        return rows
 
     # -- the per-question cache --------------------------------------------------------------
     def snapshot(self):

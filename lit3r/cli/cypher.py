@@ -19,7 +19,8 @@ from typing import Any, Optional
 
 import click
 
-from lit3r.cli.params import CYPHER_PARAM
+from graph.cypher_guard import split_mode
+from lit3r.cli.params import CYPHER_PARAM, OneLineUsageError
 from lit3r.cli.tables import echo_table
 
 #: Seconds to wait for the Neo4j server to answer the first connection.
@@ -56,6 +57,18 @@ def statement_list() -> list[dict]:
         params = ", ".join(k if k in i.required else f"{k}={json.dumps(v)}" for k, v in i.params.items())
         rows.append({"name": n, "parameters": params or "-", "purpose": i.purpose})
     return rows
+
+
+def plan_rows(plan: dict[str, Any], depth: int = 0) -> list[dict[str, Any]]:
+    """An EXPLAIN or PROFILE plan (the driver's ``{"operatorType", "args", "children", ...}``)
+    as table rows, depth first, each operator indented two spaces per level: ``{"operator",
+    "details", "estimated rows", "rows", "db hits"}`` (the last two None for EXPLAIN)."""
+    args = plan.get("args") or {}
+    est = args.get("EstimatedRows")
+    row = {"operator": "  " * depth + str(plan.get("operatorType", "")).split("@", 1)[0],
+           "details": args.get("Details", ""), "estimated rows": round(est) if isinstance(est, (int, float)) else est,
+           "rows": plan.get("rows", args.get("Rows")), "db hits": plan.get("dbHits", args.get("DbHits"))}
+    return [row, *(r for child in plan.get("children") or [] for r in plan_rows(child, depth + 1))]
 
 
 def resolve(query_or_file: str, values: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -95,7 +108,7 @@ def resolve(query_or_file: str, values: dict[str, Any]) -> tuple[str, dict[str, 
 @click.option("--write", is_flag=True, help="Run it in a write transaction, unchecked. Without it only a plain read "
               "runs: the query is EXPLAINed first, and writes, LOAD CSV, procedures other than read-only ones "
               "(db.labels, ...) and plugin functions are refused (graph/cypher_guard.py).")
-@click.option("--json", "as_json", is_flag=True, help="Print rows as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print rows as JSON (for EXPLAIN / PROFILE: {rows, plan}).")
 @click.option("--limit", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Print at most this many rows (the rest are not read from the server).")
 @click.option("--list", "list_", is_flag=True, help="List the named statements with their parameters (defaults "
@@ -112,8 +125,8 @@ def cypher(ctx: click.Context, query_or_file: Optional[str], params: tuple[tuple
         click.echo(json.dumps(rows, indent=2)) if as_json else echo_table(rows)
         return
     if query_or_file is None or not query_or_file.strip():
-        raise click.UsageError("the query is empty: pass Cypher, a .cypher file or a statement name "
-                               "(`lit3r cypher --list` lists the statements)")
+        raise OneLineUsageError("the query is empty: pass Cypher, a .cypher file or a statement name "
+                                "(`lit3r cypher --list` lists the statements)")
     settings = _settings(ctx)
     if "neo4j" not in settings.backend:
         raise click.ClickException(NEEDS_NEO4J)
@@ -128,7 +141,8 @@ def cypher(ctx: click.Context, query_or_file: Optional[str], params: tuple[tuple
             store.driver.verify_connectivity()  # one attempt: no transaction retries against a missing server
         except ServiceUnavailable as exc:
             raise click.ClickException(unreachable(settings.neo4j.uri, exc)) from None
-        rows = (store.run_write if write else store.run_plain_read)(query, values, limit + 1)  # plain: EXPLAINed
+        plans: list = []  # the plan of an EXPLAIN or PROFILE query
+        rows = (store.run_write if write else store.run_plain_read)(query, values, limit + 1, plans)  # plain: EXPLAINed
     except _server_errors() as exc:  # credentials, syntax, a write in a read transaction
         if isinstance(exc, (ServiceUnavailable, AuthError)):
             raise click.ClickException(_server_message(settings, exc)) from None
@@ -139,9 +153,14 @@ def cypher(ctx: click.Context, query_or_file: Optional[str], params: tuple[tuple
         store.close()
     more = len(rows) > limit
     rows = rows[:limit]
+    mode = split_mode(query)[0]
     if as_json:
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False, default=str))
+        out: Any = {"rows": rows, "plan": plans[0] if plans else None} if mode else rows
+        click.echo(json.dumps(out, indent=2, ensure_ascii=False, default=str))
     else:
-        echo_table(rows)
+        if mode != "EXPLAIN":  # EXPLAIN plans without running: no rows
+            echo_table(rows)
+        if plans:
+            echo_table(plan_rows(plans[0]), f"{mode} plan" + (" (rows and db hits as run)" if mode == "PROFILE" else ""))
     if more:
         click.echo(f"(more than {limit} rows: only the first {limit} are shown; pass --limit N for more)", err=True)

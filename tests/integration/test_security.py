@@ -59,7 +59,8 @@ def _free_port() -> int:
 
 
 PROCS = ("db.labels, db.relationshipTypes, db.propertyKeys, db.schema.visualization / nodeTypeProperties / "
-         "relTypeProperties, db.index.fulltext.* and db.index.vector.* queries, db.info, db.ping")
+         "relTypeProperties, db.index.fulltext.* and db.index.vector.* queries, db.info, db.ping, dbms.components, "
+         "dbms.info")
 LOAD = ("not a plain read: LOAD CSV reads files and URLs on the Neo4j server: pass --write to run it (the server's own "
         "file and URL settings still apply)")
 
@@ -81,6 +82,18 @@ REFUSED = [
      "not a plain read: the query writes (query type 'w'): pass --write to run a query that writes"),
     ("CREATE INDEX probe FOR (n:Probe) ON (n.a)",
      "not a plain read: the query changes the schema or the DBMS (query type 's'): pass --write to run it"),
+    # a leading PROFILE / EXPLAIN is checked as the query it profiles
+    ("PROFILE CREATE (:Paper {paper_id: 'x'})",
+     "not a plain read: the query writes (query type 'w'): pass --write to run a query that writes"),
+    ("profile LOAD CSV FROM 'file:///etc/passwd' AS l RETURN l", LOAD),
+    ("EXPLAIN CALL db.clearQueryCaches()",
+     f"not a plain read: CALL db.clearQueryCaches is not one of the read-only procedures ({PROCS}): pass --write to run it"),
+    ("CALL dbms.listConfig()",
+     f"not a plain read: CALL dbms.listConfig is not one of the read-only procedures ({PROCS}): pass --write to run it"),
+    ("CALL dbms.components() YIELD name CREATE (:Probe {name: name})",
+     "not a plain read: CALL dbms.components passes alone or with RETURN, WHERE, ORDER BY, LIMIT or UNWIND, and this "
+     "query adds Create: pass --write to run it"),
+    ("SHOW DATABASES", "not a plain read: AdministrationCommand acts on the server, not on the data: pass --write to run it"),
 ]
 
 
@@ -112,6 +125,29 @@ def test_plain_reads_and_every_read_statement_run_without_write(neo):
     res = runner.invoke(main, ["cypher", str(ROOT / "cypher" / "explore_neighbourhood.cypher"), *args])
     assert res.exit_code == 0, res.output
     assert _count(neo) == 0  # no write statement ran
+
+
+def test_profile_explain_and_the_read_only_procedures_run_without_write(neo):
+    """Issue 16: PROFILE and EXPLAIN of a plain read, dbms.components (planned as DBMS work) and
+    the schema listings are plain reads; PROFILE prints the rows and the profiled plan."""
+    runner = _runner(neo)
+    res = runner.invoke(main, ["cypher", "PROFILE MATCH (n) RETURN count(n) AS n"])
+    assert res.exit_code == 0 and "PROFILE plan (rows and db hits as run)" in res.output, res.output
+    assert "NodeCountFromCountStore" in res.output and "db hits" in res.output
+    res = runner.invoke(main, ["cypher", "PROFILE MATCH (n) RETURN count(n) AS n", "--json"])
+    out = json.loads(res.stdout)
+    assert res.exit_code == 0 and out["rows"] == [{"n": 0}] and out["plan"]["operatorType"].startswith("ProduceResults")
+    res = runner.invoke(main, ["cypher", "/* plan only */ explain MATCH (n) RETURN n LIMIT 1"])
+    assert res.exit_code == 0 and "EXPLAIN plan" in res.output and "AllNodesScan" in res.output, res.output
+    res = runner.invoke(main, ["cypher", "CALL dbms.components()", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)[0]["name"] == "Neo4j Kernel", res.output
+    for query in ("CALL dbms.components() YIELD name, versions RETURN name, versions[0] AS v ORDER BY name LIMIT 1",
+                  "CALL dbms.info()", "CALL db.labels()", "CALL db.relationshipTypes()", "CALL db.propertyKeys()",
+                  "CALL db.schema.visualization()", "SHOW INDEXES", "SHOW CONSTRAINTS", "SHOW PROCEDURES",
+                  "PROFILE CALL db.labels()"):
+        res = runner.invoke(main, ["cypher", query])
+        assert res.exit_code == 0, (query, res.output)
+    assert _count(neo) == 0
 
 
 def test_write_runs_and_the_server_itself_confines_load_csv(neo):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph.cypher_guard import READ_ONLY_PROCEDURES, code, refusal
+from graph.cypher_guard import DBMS_INFO_PROCEDURES, READ_ONLY_PROCEDURES, code, refusal, split_mode
 
 
 def plan(*ops: tuple[str, str]) -> dict:
@@ -67,3 +67,32 @@ def test_plugin_functions_are_refused_however_they_are_written():
     projection = plan(("Projection", "apoc.load.jsonParams($autostring_0, $m, $n) AS x"))
     assert "apoc.load.jsonParams()" in (refusal("RETURN f(1) AS x", "r", projection, plugins) or "")
     assert refusal("RETURN 'apoc.text.join(1)' AS s", "r", READ, plugins) is None
+
+
+def test_a_leading_explain_or_profile_is_split_off_for_the_guard():
+    assert split_mode("PROFILE MATCH (n) RETURN count(n)") == ("PROFILE", " MATCH (n) RETURN count(n)")
+    assert split_mode("  // why\n /* plan */ explain MATCH (n) RETURN n") == ("EXPLAIN", " MATCH (n) RETURN n")
+    assert split_mode("MATCH (profile) RETURN profile") == (None, "MATCH (profile) RETURN profile")
+    assert split_mode("PROFILED") == (None, "PROFILED")  # a word, not the keyword
+
+
+def test_dbms_information_procedures_pass_alone_and_nothing_rides_along():
+    """Neo4j plans CALL dbms.components() as DBMS work (query type 's'): it passes when the plan
+    holds only such calls and operators that shape their rows."""
+    for name in DBMS_INFO_PROCEDURES:
+        assert refusal(f"CALL {name}()", "s", plan(("ProduceResults", "name"), ("ProcedureCall", f"{name}() :: (x)"))) \
+            is None
+    shaped = plan(("ProduceResults", "name, v"), ("Projection", "versions[0] AS v"), ("Top", "name ASC LIMIT 1"),
+                  ("ProcedureCall", "dbms.components() :: (name :: STRING, versions :: LIST<STRING>)"))
+    assert refusal("CALL dbms.components() YIELD name, versions RETURN name, versions[0] AS v ORDER BY name LIMIT 1",
+                   "s", shaped) is None
+    create = plan(("ProduceResults", ""), ("EmptyResult", ""), ("Create", "(n:X {name: name})"),
+                  ("ProcedureCall", "dbms.components() :: (name :: STRING)"))
+    why = refusal("CALL dbms.components() YIELD name CREATE (n:X {name: name})", "s", create)
+    assert why == ("not a plain read: CALL dbms.components passes alone or with RETURN, WHERE, ORDER BY, LIMIT or "
+                   "UNWIND, and this query adds Create: pass --write to run it")
+    config = plan(("ProduceResults", "name"), ("ProcedureCall", "dbms.listConfig() :: (name :: STRING)"))
+    assert "CALL dbms.listConfig is not one of the read-only procedures" in (refusal("CALL dbms.listConfig()", "s",
+                                                                                       config) or "")
+    assert "changes the schema or the DBMS" in (refusal("CREATE INDEX i FOR (n:X) ON (n.a)", "s",
+                                                         plan(("CreateIndex", "RANGE INDEX i"))) or "")
