@@ -9,7 +9,16 @@ application's own, so callers import every error from here.
 
 from __future__ import annotations
 
-from graph.errors import BackendUnavailable, CypherRefused, IndexDamaged, Lit3rError, NotBuiltError, UnknownIdError
+from graph.errors import (
+    SHOWN_ID_CHARS,
+    BackendUnavailable,
+    CypherRefused,
+    IndexDamaged,
+    Lit3rError,
+    NotBuiltError,
+    UnknownIdError,
+    shown_id,
+)
 
 
 class ConfigError(Lit3rError, ValueError):
@@ -87,4 +96,4 @@ class ServersMismatch(Lit3rError):
 __all__ = ["Lit3rError", "NotBuiltError", "IndexDamaged", "BackendUnavailable", "UnknownIdError", "ConfigError",
            "BadQuestion", "InputError", "ModelError", "LLMError", "TransientLLMError", "FatalLLMError",
            "ContextOverflow", "LLMRefusal", "BuildLocked", "ServersMismatch",
-           "CypherRefused"]
+           "CypherRefused", "shown_id", "SHOWN_ID_CHARS"]

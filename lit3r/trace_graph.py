@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from graph.trace import TraceEdge, TraceGraph, TraceNode, question_key
-from lit3r.errors import InputError
+from lit3r.errors import InputError, shown_id
 
 #: Trace fields the graph needs (traces written before Lit3R stored them cannot be loaded).
 NEEDED = ("question", "rounds", "subqueries", "ranking_a", "ranking_b", "relate_sources", "seeds", "evidence_chunks")
@@ -37,14 +37,14 @@ def trace_graph(line: dict[str, Any], run: str, stored_at: Optional[str] = None)
     now). Raises InputError naming the first missing field, for a run name with "/" (the
     separator of question keys) and for a trace whose fields have the wrong shape."""
     if not run.strip() or "/" in run:
-        raise InputError(f"run name {run[:80]!r} is empty or holds '/': pass --run NAME without '/'")
+        raise InputError(f"run name {shown_id(run)} is empty or holds '/': pass --run NAME without '/'")
     try:
         return _trace_graph(line, run, stored_at)
     except InputError:
         raise
     except (TypeError, KeyError, AttributeError, ValueError) as exc:
         qid = line.get("query_id") if isinstance(line, dict) else None
-        raise InputError(f"trace of {str(qid)[:80]!r} has a field of the wrong shape ({type(exc).__name__}: "
+        raise InputError(f"trace of {shown_id(qid)} has a field of the wrong shape ({type(exc).__name__}: "
                          f"{str(exc)[:120]}): pass the OUT.traces.jsonl that `lit3r run` wrote, unedited") from None
 
 
@@ -54,7 +54,7 @@ def _trace_graph(line: dict[str, Any], run: str, stored_at: Optional[str]) -> Tr
         raise InputError('a trace line needs a string "query_id" and a "trace" object')
     lacking = [k for k in NEEDED if k not in t]
     if lacking:
-        raise InputError(f"trace of {qid!r} has no {lacking[0]!r}: it was written by an older Lit3R; answer the "
+        raise InputError(f"trace of {shown_id(qid)} has no {lacking[0]!r}: it was written by an older Lit3R; answer the "
                          f"questions again with `lit3r run` to get complete traces")
     qkey = question_key(run, qid)
     nodes = [TraceNode(qkey, "Question", {"text": t["question"], "stored_at": stored_at or now(),

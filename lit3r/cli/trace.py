@@ -16,6 +16,7 @@ from typing import Any, Iterator, Optional, Sequence
 import click
 
 from lit3r.cli.tables import echo_table
+from lit3r.errors import SHOWN_ID_CHARS, shown_id
 
 
 @contextlib.contextmanager
@@ -102,7 +103,7 @@ def delete_cmd(ctx: click.Context, run: str) -> None:
     with open_trace_store(ctx) as store:
         n = store.delete_run(run)
     if n == 0:
-        raise click.ClickException(f"no trace of run {run!r}: `lit3r trace list` lists the runs")
+        raise click.ClickException(f"no trace of run {shown_id(run)}: `lit3r trace list` lists the runs")
     click.echo(f"deleted {n} trace node(s) of run {run}")
 
 
@@ -130,8 +131,9 @@ def candidates_cmd(ctx: click.Context, query_id: str, run: Optional[str], paper_
     with open_trace_store(ctx) as store:
         rows = store.candidates(query_id, run, paper_id)
     if paper_id is not None and not rows:
-        raise click.ClickException(f"paper {paper_id!r} is no candidate of {query_id!r}: `lit3r trace candidates "
-                                   f"{query_id}` lists them")
+        which = query_id if len(query_id) <= SHOWN_ID_CHARS else "QUERY_ID"
+        raise click.ClickException(f"paper {shown_id(paper_id)} is no candidate of {shown_id(query_id)}: `lit3r trace "
+                                   f"candidates {which}` lists them")
     click.echo(json.dumps(rows, indent=2, ensure_ascii=False)) if as_json else echo_table(_candidate_rows(rows))
 
 

@@ -24,7 +24,7 @@ from graph.progress import SILENT, Reporter
 from graph.records import Paper
 from lit3r import factory
 from lit3r.config import Settings
-from lit3r.errors import BadQuestion
+from lit3r.errors import BadQuestion, shown_id
 from lit3r.littraceqa.format import evidence_chunks
 from lit3r.littraceqa.validate import QuestionSpec, validate_read
 from lit3r.llm.client import StructuredLLM, Usage, track_usage
@@ -235,7 +235,7 @@ class Engine:
         if unknown:
             close = difflib.get_close_matches(unknown[0][:200], self.graph.paper_ids(), n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            shown = ", ".join(repr(p) if len(p) <= 60 else repr(p[:60] + "...") for p in unknown[:5])
+            shown = ", ".join(shown_id(p) for p in unknown[:5])
             more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
             raise BadQuestion(f"unknown paper id(s) {shown}{more}{hint}: check the ids (`lit3r graph papers "
                               f"--search TEXT` lists them)")

@@ -152,3 +152,16 @@ def test_the_path_is_the_first_shortest_path_networkx_finds(subset_home, subset_
         assert [nd["id"] for nd in got["nodes"]] == [show(w) for w in want], (x, y)
         n += len(want) > 2
     assert n > 0  # some paths go through other nodes
+
+
+@pytest.mark.parametrize("args", [["graph", "neighbourhood", "{id}"], ["graph", "similar", "{id}"],
+                                  ["graph", "coupling", "{id}"], ["graph", "path", "{id}", "1706.03762"],
+                                  ["graph", "trace", "{id}"], ["trace", "show", "{id}"], ["trace", "delete", "{id}"],
+                                  ["trace", "candidates", "{id}"], ["ask", "attention", "--papers", "{id}"]])
+def test_an_unknown_id_of_100000_characters_is_cut_in_the_error_line(hashing_home, args):
+    """Issue 16: an error echoes at most 80 characters of a user-given id, then its length."""
+    ident = "x" * 100_000
+    res = CliRunner().invoke(main, ["--home", str(hashing_home), *[a.replace("{id}", ident) for a in args]])
+    lines = res.output.strip().splitlines()
+    assert res.exit_code == 1 and len(lines) == 1, res.output[:500]
+    assert "'" + "x" * 77 + "'... (100,000 characters)" in lines[0] and len(lines[0]) < 400, lines[0][:500]
