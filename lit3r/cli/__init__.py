@@ -20,7 +20,7 @@ from ingest.corpus import PARSERS, ingest_corpus, ingest_metadata_only
 from lit3r.cli.browser import browser
 from lit3r.cli.cypher import cypher
 from lit3r.cli.graph import graph
-from lit3r.cli.params import OPTION, PAPER_IDS, TABLE_SCHEMA, options_dict
+from lit3r.cli.params import OPTION, PAPER_IDS, TABLE_SCHEMA, OneLineUsageError, options_dict
 from lit3r.cli.render import print_answer, print_shown, print_table, toml
 from lit3r.cli.trace import graph_trace, trace
 from lit3r.config import Settings, load_settings
@@ -37,11 +37,18 @@ class Lit3rGroup(click.Group):
     """The ``lit3r`` group: runs a command and turns the errors Lit3R expects into one line,
     secrets masked."""
 
+    def make_context(self, info_name: Optional[str], args: list[str], parent: Optional[click.Context] = None,
+                     **extra: Any) -> click.Context:
+        try:  # the group's own options (`lit3r --bogus`) are parsed here
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as exc:
+            raise OneLineUsageError.of(exc) from None
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return self._invoke(ctx)
-        except click.UsageError:  # click's own, about the arguments given
-            raise
+        except click.UsageError as exc:  # click's own, about the arguments given (a subcommand's are parsed here)
+            raise OneLineUsageError.of(exc) from None
         except click.ClickException as exc:
             raise click.ClickException(redact(exc.format_message(), _secrets(ctx))) from None
 
@@ -77,7 +84,7 @@ def main(ctx: click.Context, home: Optional[str]) -> None:
     import logging
 
     if home is not None and not home.strip():
-        raise click.UsageError("the data folder is empty (--home \"\" or LIT3R_HOME=): name a folder or unset it")
+        raise OneLineUsageError("the data folder is empty (--home \"\" or LIT3R_HOME=): name a folder or unset it")
     for name in ("neo4j", "opensearch"):  # the drivers' retry chatter; failures come out as one line
         logging.getLogger(name).setLevel(logging.CRITICAL)
     ctx.obj = {"home": Path(home) if home is not None else None}
@@ -137,9 +144,9 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
     settings = _settings(ctx, **({"home": out_dir} if out_dir else {}))
     out_dir = settings.home
     if metadata_only and (pdf_dir is not None or metadata_file is None):
-        raise click.UsageError("--metadata-only takes no PDF_DIR and needs --metadata POOL.jsonl")
+        raise OneLineUsageError("--metadata-only takes no PDF_DIR and needs --metadata POOL.jsonl")
     if pdf_dir is None and not metadata_only:
-        raise click.UsageError("missing PDF_DIR: pass a folder of PDFs (or --metadata-only --metadata POOL.jsonl)")
+        raise OneLineUsageError("missing PDF_DIR: pass a folder of PDFs (or --metadata-only --metadata POOL.jsonl)")
     with _ingest_lock(out_dir):  # one ingest per data folder (lit3r/ingest_lock.py; the servers: a lease)
         try:
             if metadata_only or pdf_dir is None:
@@ -398,12 +405,14 @@ def eval_cmd(gold_file: Path, pred_file: Path, traces_file: Optional[Path], plot
     if plot_file and (plot_file.suffix.lower() != ".png" or not plot_file.parent.resolve().is_dir()):
         raise click.ClickException(f"--plot {plot_file}: give a .png file in an existing folder")
     golds = _read_jsonl(gold_file)
+    torn: list[str] = []  # warnings for a torn last line of the submission or its traces
     try:
-        res = evaluate(_read_jsonl(pred_file), golds)
+        res = evaluate(_read_jsonl(pred_file, torn), golds)
     except ValueError as exc:
         raise click.ClickException(f"{gold_file}: {exc}") from None
     if traces_file:
-        res["candidate_recall"] = candidate_recall(_read_jsonl(traces_file), golds)
+        res["candidate_recall"] = candidate_recall(_read_jsonl(traces_file, torn), golds)
+    res["warnings"] = [*torn, *res["warnings"]]  # a torn last line (a killed `lit3r run`) is skipped, said once
     if plot_file:
         rec = res["candidate_recall"]
         curves = {"all": rec["overall"], **{f"family={k}": v for k, v in rec["by_task_family"].items()}}
@@ -441,19 +450,37 @@ def eval_cmd(gold_file: Path, pred_file: Path, traces_file: Optional[Path], plot
         click.echo(f"recall@k plot saved to {plot_file}")
 
 
-def _read_jsonl(path: Path) -> list[dict]:
-    """JSON lines of ``path``; one-line error naming the bad line."""
-    rows = []
+def _read_jsonl(path: Path, torn: Optional[list[str]] = None) -> list[dict]:
+    """JSON lines of ``path``; one-line error (ClickException) naming ``path:line`` of a bad line.
+
+    ``torn``: for a file ``lit3r run`` writes (the submission, its traces), a torn last line (a
+    killed run, :func:`lit3r.littraceqa.batch.torn_tail`) is skipped and one warning naming the
+    file and the repair is appended to this list; without it (the gold file) it is an error too."""
+    from lit3r.littraceqa.batch import torn_tail
+
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise click.ClickException(f"{path}: cannot be read ({exc.strerror or exc}): pass a readable JSONL file") \
+            from None
+    cut = torn_tail(data) if torn is not None else None
+    if cut is not None and torn is not None:  # (cut before decoding: a torn line can end inside a character)
+        line_no = data.count(b"\n", 0, cut) + 1
+        torn.append(f"{path}:{line_no}: the last line is cut short (a `lit3r run` was killed while writing it) and "
+                    f"is skipped: run `lit3r run` again with the same --out to repair it")
+        data = data[:cut]
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise click.ClickException(f"{path}: not a UTF-8 text file: pass a JSONL file") from None
+    rows = []
     for no, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
                 rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise click.ClickException(f"{path}:{no}: not valid JSON ({exc.msg}): fix the line") from None
+            except (json.JSONDecodeError, RecursionError) as exc:
+                why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+                raise click.ClickException(f"{path}:{no}: not valid JSON ({why}): fix the line") from None
     return rows
 
 

@@ -4,23 +4,43 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import json
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from lit3r.config import Settings
+from lit3r.errors import IndexDamaged, Lit3rError
 from lit3r.index_state import stale_index_message
 from lit3r.redact import redact, secret_values
 from lit3r.server_errors import server_errors, server_message
 
+#: Seconds the doctor waits for each answer of a server that accepted the connection (a port that
+#: accepts and never answers fails its check in this time, not the 30 s read timeout of queries).
+PROBE_TIMEOUT_S = 5.0
 
-def _check(name: str, fn, secrets: Sequence[str] = ()) -> dict[str, Any]:
-    """``{"name", "ok", "detail"}`` of one check; the detail (a server's error message too) with
-    ``secrets`` masked (:func:`lit3r.redact.redact`)."""
+#: The Neo4j driver's settings for the doctor's checks: a silent Bolt port fails in PROBE_TIMEOUT_S too.
+_PROBE_NEO4J = {"connection_timeout": PROBE_TIMEOUT_S, "connection_acquisition_timeout": PROBE_TIMEOUT_S}
+
+#: Checks that only mean something when the named ones passed (else: "not checked", at once).
+DEPENDS = {"servers agree": ("neo4j", "opensearch")}
+
+
+def _check(name: str, fn, secrets: Sequence[str] = (), settings: Optional[Settings] = None) -> dict[str, Any]:
+    """``{"name", "ok", "detail"}`` of one check; the detail (a server's error message too, with
+    its address from ``settings``) with ``secrets`` masked (:func:`lit3r.redact.redact`)."""
+    from opensearchpy.exceptions import ConnectionTimeout
+
     try:
         return {"name": name, "ok": True, "detail": redact(fn(), secrets)}
     except Exception as exc:  # each check reports its own failure and the rest still run
+        if isinstance(exc, ConnectionTimeout) and settings is not None:  # a port that accepts and never answers
+            detail = (f"OpenSearch at {settings.opensearch.url} did not answer within {PROBE_TIMEOUT_S:g} s: check "
+                      f"that it is OpenSearch, runs and is not overloaded, or set opensearch.url / "
+                      f"LIT3R_OPENSEARCH__URL to a running server")
+            return {"name": name, "ok": False, "detail": redact(detail, secrets)[:400]}
         if isinstance(exc, server_errors()):  # which server, why, the fix (lit3r/server_errors.py)
-            return {"name": name, "ok": False, "detail": redact(server_message(None, exc), secrets)[:400]}
+            return {"name": name, "ok": False, "detail": redact(server_message(settings, exc), secrets)[:400]}
         first = (str(exc).splitlines() or [""])[0]
+        if isinstance(exc, Lit3rError):  # already one line naming the cause and the fix (a damaged index file)
+            return {"name": name, "ok": False, "detail": redact(first, secrets)[:400]}
         return {"name": name, "ok": False, "detail": redact(f"{type(exc).__name__}: {first}", secrets)[:300]}
 
 
@@ -37,18 +57,40 @@ def _corpus(settings: Settings) -> str:
 
 
 def _index(settings: Settings) -> str:
-    manifest = settings.index_dir / "manifest.json"
+    """The embedded index: its manifest, then every file's header, size and shape and the
+    database's ``quick_check`` (:func:`graph.search.embedded.check_files`, well under a second
+    for the 60 papers), the encoder it was built with and whether it holds the last ingest.
+    Raises with one line naming the missing or damaged file and the fix."""
+    from graph.search.embedded import DB_NAME, check_files
+
+    index_dir = settings.index_dir
+    manifest = index_dir / "manifest.json"
+    rebuild = "run `lit3r ingest PDF_DIR --rebuild` to rebuild it"
     if not manifest.is_file():
-        raise FileNotFoundError(f"no index in {settings.index_dir}: run `lit3r ingest PDF_DIR`")
-    m = json.loads(manifest.read_text())
-    encoder = (m.get("models") or {}).get("chunk_encoder")
+        if (index_dir / DB_NAME).is_file():
+            raise IndexDamaged(f"the index in {index_dir} is damaged (manifest.json is missing): {rebuild}")
+        raise FileNotFoundError(f"no index in {index_dir}: run `lit3r ingest PDF_DIR`")
+    try:
+        m = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "not valid JSON"
+        raise IndexDamaged(f"the index in {index_dir} is damaged (manifest.json: {why}): {rebuild}") from None
+    if not isinstance(m, dict) or not isinstance(m.get("models"), dict) or "report" not in m:
+        if (index_dir / DB_NAME).is_file():
+            raise IndexDamaged(f"the index in {index_dir} is damaged (manifest.json names no finished build): "
+                               f"{rebuild}")
+        raise FileNotFoundError(f"no index in {index_dir}: run `lit3r ingest PDF_DIR`")
+    files = check_files(index_dir)  # IndexDamaged naming the file
+    encoder = m["models"].get("chunk_encoder")
     if encoder != settings.models.chunk_encoder:
         raise ValueError(f"index built with {encoder}, config says "
                          f"{settings.models.chunk_encoder}: run `lit3r ingest PDF_DIR` again")
     stale = stale_index_message(settings)  # lit3r/index_state.py
     if stale:
         raise RuntimeError(stale)
-    return f"{settings.index_dir}: built with {encoder} ({m.get('dim')}-d), up to date with the corpus"
+    checked = "files and database checked" if files["quick_check"] else "files checked (database too large for quick_check)"
+    return (f"{index_dir}: built with {encoder} ({m.get('dim')}-d), {files['chunks']} chunks, up to date with the "
+            f"corpus; {checked}")
 
 
 def _encoder(settings: Settings) -> str:
@@ -72,7 +114,7 @@ def _neo4j(settings: Settings) -> str:
     from lit3r.factory import neo4j_store
 
     n = settings.neo4j
-    store = neo4j_store(settings)
+    store = neo4j_store(settings, **_PROBE_NEO4J)
     try:
         agent = store.verify()
         have = {r["name"] for r in store.run_read("SHOW CONSTRAINTS YIELD name RETURN name", {})}
@@ -90,12 +132,22 @@ def _neo4j(settings: Settings) -> str:
     return f"{agent} at {n.uri}: {count['n']} papers, constraints present, {len(names())} named statements"
 
 
+def _probe_index(settings: Settings):
+    """The configured OpenSearch index with the doctor's short read timeout
+    (:data:`PROBE_TIMEOUT_S`; queries elsewhere keep theirs)."""
+    from graph.search.opensearch import OpenSearchIndex, make_client
+
+    o = settings.opensearch
+    client = make_client(o.urls, o.user, o.password, o.verify_certs, o.ca_certs, timeout=PROBE_TIMEOUT_S)
+    return OpenSearchIndex(client, o.index_prefix, candidates=o.knn_candidates)
+
+
 def _pairing(settings: Settings) -> str:
-    from lit3r.factory import neo4j_store, opensearch_index
+    from lit3r.factory import neo4j_store
     from lit3r.servers import check_pairing
 
     o = settings.opensearch
-    store, index = neo4j_store(settings), opensearch_index(settings)
+    store, index = neo4j_store(settings, **_PROBE_NEO4J), _probe_index(settings)
     try:
         store.verify()  # one connection attempt, not a read's retries, when Neo4j is down
         check_pairing(store, o.index_prefix)
@@ -123,10 +175,8 @@ def _pairing(settings: Settings) -> str:
 
 
 def _opensearch(settings: Settings) -> str:
-    from lit3r.factory import opensearch_index
-
     o = settings.opensearch
-    index = opensearch_index(settings)
+    index = _probe_index(settings)
     try:
         version = index.client.info()["version"]["number"]
         meta = index.stored_meta()
@@ -159,9 +209,13 @@ def run_checks(settings: Settings) -> list[dict[str, Any]]:
     before, after = BACKEND_CHECKS[settings.backend]
     checks = [("packages", _packages), *before, ("chunk encoder", _encoder), ("reranker", _reranker), *after]
     secrets = secret_values(settings)
-    return [*(_check(name, lambda fn=fn: fn(settings), secrets) for name, fn in checks),
-            {"name": "backend", "ok": True, "detail": settings.backend},
-            _check("llm", lambda: _llm_check(settings), secrets)]
+    done: list[dict[str, Any]] = []
+    for name, fn in checks:
+        failed = [c["name"] for c in done if c["name"] in DEPENDS.get(name, ()) and not c["ok"]]
+        done.append({"name": name, "ok": False, "detail": f"not checked: the {failed[0]} check failed (above)"}
+                    if failed else _check(name, lambda fn=fn: fn(settings), secrets, settings))
+    return [*done, {"name": "backend", "ok": True, "detail": settings.backend},
+            _check("llm", lambda: _llm_check(settings), secrets, settings)]
 
 
 def _llm_check(settings: Settings) -> str:

@@ -10,6 +10,30 @@ from typing import Any, Optional
 
 import click
 
+#: click >= 8.2 raises this for a group run without a command: it prints the group's help.
+_NO_ARGS_IS_HELP: tuple[type, ...] = tuple(
+    t for t in (getattr(click.exceptions, "NoArgsIsHelpError", None),) if t is not None)
+
+
+class OneLineUsageError(click.UsageError):
+    """A usage error printed as one line, ``Error: <what>``, instead of click's three (Usage /
+    Try / Error); exit code 2, as click's. Raised as is when the message says the fix; click's
+    own (unknown option or command, missing or bad argument) become one with :meth:`of`."""
+
+    @classmethod
+    def of(cls, exc: click.UsageError) -> click.UsageError:
+        """The one-line form of click's ``exc``, naming ``COMMAND --help`` (the command path of
+        its context); ``exc`` itself when it is one already, or a group's help."""
+        if isinstance(exc, (cls, *_NO_ARGS_IS_HELP)):  # `lit3r graph` alone: its help
+            return exc
+        path = exc.ctx.command_path if exc.ctx is not None else "lit3r"
+        what = " ".join(exc.format_message().split()).rstrip(".")
+        fix = f"run `{path} --help` for the usage"
+        return cls(f"{what} {fix[0].upper()}{fix[1:]}" if what.endswith("?") else f"{what}: {fix}", exc.ctx)
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"Error: {self.format_message()}", err=True, file=file)
+
 
 class OptionType(click.ParamType):
     """``--option LABEL=TEXT`` -> ``(LABEL upper-cased, TEXT)``."""
@@ -30,7 +54,7 @@ def options_dict(pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
     out: dict[str, str] = {}
     for label, text in pairs:
         if label in out:
-            raise click.UsageError(f"option {label} is given twice: give each label once")
+            raise OneLineUsageError(f"option {label} is given twice: give each label once")
         out[label] = text
     return out
 

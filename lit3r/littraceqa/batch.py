@@ -185,21 +185,39 @@ def _append(path: Path, obj: dict) -> None:
         fh.flush()
 
 
+def torn_tail(data: bytes) -> Optional[int]:
+    """Where the torn last line of a JSONL file written by :func:`_append` starts (a byte
+    offset into ``data``), or None: a last line without its newline that looks like the start
+    of a JSON object (``{``) but does not parse as one. A complete object without its newline,
+    or a last line that does not start with ``{``, is not torn."""
+    if not data or data.endswith(b"\n"):
+        return None
+    start = data.rfind(b"\n") + 1
+    last = data[start:]
+    try:
+        complete = isinstance(json.loads(last), dict)
+    except (ValueError, RecursionError):
+        complete = False
+    return start if not complete and last.lstrip().startswith(b"{") else None
+
+
 def _drop_torn_line(path: Path) -> None:
     """An interrupted write can leave a last line without its newline: cut it off when it is not
-    a complete JSON object (a complete one gets its newline); anything else is kept as it is."""
+    a complete JSON object (:func:`torn_tail`; a complete one gets its newline); anything else is
+    kept as it is."""
     if not path.is_file():
         return
     data = path.read_bytes()
     if not data or data.endswith(b"\n"):
         return
-    last = data[data.rfind(b"\n") + 1:]
+    start = torn_tail(data)
+    if start is not None:  # a torn submission line
+        path.write_bytes(data[:start])
+        return
     try:
-        complete = isinstance(json.loads(last), dict)
+        complete = isinstance(json.loads(data[data.rfind(b"\n") + 1:]), dict)
     except (ValueError, RecursionError):
         complete = False
     if complete:
         with path.open("ab") as fh:
             fh.write(b"\n")
-    elif last.lstrip().startswith(b"{"):  # a torn submission line
-        path.write_bytes(data[: data.rfind(b"\n") + 1])

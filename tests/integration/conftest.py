@@ -36,6 +36,21 @@ def subset_ingest(shared_data, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def hashing_home(shared_data, tmp_path_factory):
+    """A data folder with two papers (1706.03762, 2007.14062) ingested and built by a real
+    `lit3r ingest` with the model-free hashing:64 encoder (its config.toml says so): seconds to
+    build. Shared: a test that changes it works on a copy (``shutil.copytree``)."""
+    pdfs, home = tmp_path_factory.mktemp("hashing-pdfs"), tmp_path_factory.mktemp("hashing-home")
+    for pid in ("1706.03762", "2007.14062"):
+        os.symlink(CORPUS / "pdfs" / f"{pid}.pdf", pdfs / f"{pid}.pdf")
+    (home / "config.toml").write_text('[models]\nchunk_encoder = "hashing:64"\npaper_encoder = "hashing:64"\n')
+    res = subprocess.run([sys.executable, "-m", "lit3r.cli", "--home", str(home), "ingest", str(pdfs), "--no-images"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0 and "2 paper(s) encoded" in res.stdout, res.stderr[-2000:]
+    return home
+
+
+@pytest.fixture(scope="session")
 def subset_home(subset_ingest):
     """A data folder with the SUBSET ingested and built by a real `lit3r ingest` run."""
     return subset_ingest[0]

@@ -3,7 +3,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from lit3r.cli import main
@@ -122,6 +124,68 @@ def test_eval_command_scores_validation_against_itself(tmp_path):
     bad.write_text("{oops\n")
     res = CliRunner().invoke(main, ["eval", "--gold", str(gold), "--pred", str(bad)])
     assert res.exit_code == 1 and "bad.jsonl:1: not valid JSON" in res.output
+
+
+def test_eval_skips_the_torn_last_line_of_a_killed_run_and_names_a_bad_middle_line(tmp_path):
+    """Issue 16: a `lit3r run` killed mid-write (never resumed) leaves a torn last line in the
+    submission and in SUB.jsonl.traces.jsonl: eval skips it with one warning per file (the file,
+    and that `lit3r run` with the same --out repairs it) and scores the rest; a bad line in the
+    middle stays a one-line error naming file:line."""
+    golds = [json.loads(line) for line in (SHARED_LTQA / "validation.jsonl").open()][:4]
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps(g) + "\n" for g in golds))
+    subs = [json.dumps({"query_id": g["query_id"], "gold_papers": g["gold_papers"], "evidence": g["evidence"],
+                        "answer": {}}) for g in golds]
+    traces = [json.dumps({"query_id": g["query_id"], "trace": {}, "candidates": g["gold_papers"]}) for g in golds]
+    pred = tmp_path / "sub.jsonl"
+    torn = (subs[3][:-2] + ', "note": "é"}').encode()
+    pred.write_bytes(("\n".join(subs[:3]) + "\n").encode() + torn[:-4])  # killed inside the 4th line's "é"
+    (tmp_path / "sub.jsonl.traces.jsonl").write_text("\n".join(traces[:3]) + "\n" + traces[3][:30])
+    res = CliRunner().invoke(main, ["eval", "--gold", str(gold), "--pred", str(pred), "--json"])
+    assert res.exit_code == 0, res.output
+    warnings = [line for line in res.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 2, res.stderr
+    assert f"{pred}:4: the last line is cut short" in warnings[0] and "`lit3r run` again with the same --out" \
+        in warnings[0]
+    assert "sub.jsonl.traces.jsonl:4: the last line is cut short" in warnings[1]
+    report = json.loads(res.stdout)
+    assert report["missing_predictions"] == [golds[3]["query_id"]]  # the torn one scores as empty
+    assert report["candidate_recall"]["missing_traces"] == [golds[3]["query_id"]]
+    pred.write_text(subs[0] + "\n" + subs[1][:25] + "\n" + subs[2] + "\n")  # a bad line in the middle
+    res = CliRunner().invoke(main, ["eval", "--gold", str(gold), "--pred", str(pred)])
+    assert res.exit_code == 1 and res.output.strip().splitlines() == [
+        f"Error: {pred}:2: not valid JSON (Unterminated string starting at): fix the line"], \
+        res.output
+    gold.write_text("".join(json.dumps(g) + "\n" for g in golds[:3]) + json.dumps(golds[3])[:25])
+    res = CliRunner().invoke(main, ["eval", "--gold", str(gold), "--pred", str(pred)])  # gold is never cut
+    assert res.exit_code == 1 and f"{gold}:4: not valid JSON" in res.output
+
+
+@pytest.mark.parametrize("args, line", [
+    (["ask", "--bogus", "x"], "Error: No such option '--bogus': run `lit3r ask --help` for the usage"),
+    (["ask"], "Error: Missing argument 'QUESTION': run `lit3r ask --help` for the usage"),
+    (["bogus"], "Error: No such command 'bogus': run `lit3r --help` for the usage"),
+    (["--bogus"], "Error: No such option '--bogus': run `lit3r --help` for the usage"),
+    (["graph", "neighbourhood"], "Error: Missing argument 'PAPER': run `lit3r graph neighbourhood --help` for the usage"),
+    (["ask", "q", "--tpo", "3"], "Error: No such option '--tpo'. Did you mean '--top'? Run `lit3r ask --help` for the usage"),
+    (["ask", "q", "--top", "0"], "Error: Invalid value for '--top': 0 is not in the range x>=1: run `lit3r ask --help` "
+                                 "for the usage"),
+    (["ingest"], "Error: missing PDF_DIR: pass a folder of PDFs (or --metadata-only --metadata POOL.jsonl)"),
+])
+def test_usage_errors_are_one_line_that_names_the_command_help(args, line):
+    """Issue 16: a usage error is one line (not click's Usage / Try / Error), naming the problem
+    and `lit3r COMMAND --help` (a message that says its own fix is kept as it is); exit code 2."""
+    res = CliRunner().invoke(main, args, prog_name="lit3r")
+    assert res.exit_code == 2 and res.output.splitlines() == [line], res.output
+
+
+def test_a_usage_error_is_one_line_on_the_real_command_line():
+    lit3r = str(Path(sys.executable).with_name("lit3r"))  # the installed entry point
+    res = subprocess.run([lit3r, "ask", "--bogus"], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 2 and res.stdout == "" and res.stderr.splitlines() == [
+        "Error: No such option '--bogus': run `lit3r ask --help` for the usage"], res.stderr
+    group = subprocess.run([lit3r, "graph"], cwd=ROOT, capture_output=True, text=True)
+    assert "Commands:" in group.stdout + group.stderr  # a group without its command still prints its help
 
 
 def test_run_refuses_files_it_would_damage_and_fails_loudly(subset_home, tmp_path):

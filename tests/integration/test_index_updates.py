@@ -298,3 +298,85 @@ def test_a_damaged_index_says_so_and_rebuild_repairs_it(tmp_path, damage):
     assert fixed.returncode == 0 and "2 paper(s) encoded" in fixed.stdout, fixed.stderr[-1500:]
     ask = subprocess.run(lit3r + ["ask", "attention"], cwd=ROOT, capture_output=True, text=True)
     assert ask.returncode == 0 and "Supporting papers" in ask.stdout, ask.stderr[-1500:]
+
+
+#: Damage done to a copy of a built index, the damaged file `lit3r doctor` must name, and whether
+#: `lit3r ask` still answers (a lost manifest loses no data: only doctor and the next build see it).
+DAMAGES = {
+    "vectors cut in half": ("chunk_vectors.f32 holds", False),
+    "vectors zeroed": ("chunk_vectors.f32: only zeros", False),
+    "paper vectors cut": ("paper_vectors.f32 holds", True),
+    "database overwritten": ("lit3r.sqlite is not a SQLite database", False),
+    "database pages zeroed": ("lit3r.sqlite fails quick_check", False),
+    "manifest missing": ("manifest.json is missing", True),
+    "manifest torn": ("manifest.json: not valid JSON", True),
+    "postings cut": ("/docs.npy is cut short", False),
+    "postings header garbage": ("/tf.npy has no valid .npy header", False),
+    "segment folder deleted": ("the BM25 segment folder chunks-", False),
+    "document lengths cut": ("chunks.dl holds", False),
+}
+
+
+def _damage(index, damage: str) -> None:
+    seg = sorted(index.glob("chunks-*"))[-1]
+    if damage == "vectors cut in half":
+        os.truncate(index / "chunk_vectors.f32", (index / "chunk_vectors.f32").stat().st_size // 2)
+    elif damage == "vectors zeroed":
+        (index / "chunk_vectors.f32").write_bytes(bytes((index / "chunk_vectors.f32").stat().st_size))
+    elif damage == "paper vectors cut":
+        os.truncate(index / "paper_vectors.f32", 100)
+    elif damage == "database overwritten":
+        (index / DB_NAME).write_bytes(os.urandom((index / DB_NAME).stat().st_size))
+    elif damage == "database pages zeroed":  # the header survives, pages after the first are zeros
+        size = (index / DB_NAME).stat().st_size
+        with open(index / DB_NAME, "r+b") as fh:
+            fh.seek(4096)
+            fh.write(bytes(size - 4096))
+    elif damage == "manifest missing":
+        (index / "manifest.json").unlink()
+    elif damage == "manifest torn":
+        (index / "manifest.json").write_text('{"format": {"build_version"')
+    elif damage == "postings cut":
+        os.truncate(seg / "docs.npy", (seg / "docs.npy").stat().st_size // 2)
+    elif damage == "postings header garbage":
+        with open(seg / "tf.npy", "r+b") as fh:
+            fh.write(b"garbage" * 8)
+    elif damage == "segment folder deleted":
+        shutil.rmtree(seg)
+    else:
+        os.truncate(index / "chunks.dl", 8)
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
+def test_doctor_names_the_damaged_index_file_and_ask_ends_in_one_line(hashing_home, tmp_path, damage):
+    """Issue 16: `lit3r doctor` fails its index check with one line naming the damaged file and
+    `lit3r ingest PDF_DIR --rebuild` (header, size and shape checks and the database's
+    quick_check: well under a second); `lit3r ask` on the same index ends with one line."""
+    import time
+
+    from click.testing import CliRunner
+
+    from lit3r.cli import main
+
+    home = tmp_path / "home"
+    shutil.copytree(hashing_home, home)
+    runner = CliRunner()
+    ok = runner.invoke(main, ["--home", str(home), "doctor", "--json"])
+    assert ok.exit_code == 0, ok.output
+    _damage(home / "index", damage)
+    named, answers = DAMAGES[damage]
+    t0 = time.perf_counter()
+    res = runner.invoke(main, ["--home", str(home), "doctor", "--json"])
+    seconds = time.perf_counter() - t0
+    assert res.exit_code == 1 and seconds < 10, (res.output, seconds)
+    check = next(c for c in json.loads(res.stdout)["checks"] if c["name"] == "index")
+    detail = check["detail"]
+    assert not check["ok"] and named in detail and "`lit3r ingest PDF_DIR --rebuild`" in detail, detail
+    assert detail.startswith(f"the index in {home / 'index'} is damaged (") and "\n" not in detail, detail
+    ask = runner.invoke(main, ["--home", str(home), "ask", "attention"])
+    if answers:
+        assert ask.exit_code == 0 and "Supporting papers" in ask.stdout, ask.output
+    else:
+        lines = ask.stderr.strip().splitlines()
+        assert ask.exit_code == 1 and len(lines) == 1 and "--rebuild" in lines[0], ask.output
+        assert not isinstance(ask.exception, Exception) or isinstance(ask.exception, SystemExit), ask.exception

@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
+
 from neo4j.exceptions import AuthError, ClientError, ServiceUnavailable
 from opensearchpy.exceptions import AuthenticationException, ConnectionError, RequestError
 
@@ -40,3 +44,55 @@ def test_server_messages_name_the_server_the_cause_and_the_fix(tmp_path):
     bad = server_message(s, RequestError(400, "search_phase_execution_exception", info))
     assert "HTTP 400: too_many_clauses: maxClauseCount is set to 1024" in bad
     assert all("\n" not in m for m in (down, os_down, bad))
+
+
+def test_doctor_gives_up_on_a_silent_opensearch_port_within_seconds(tmp_path):
+    """Issue 16: an OpenSearch port that accepts and never answers fails the doctor's opensearch
+    check in its short probe timeout (5 s), not the 30 s read timeout queries keep; the check that
+    needs both servers is not run against them; everything in one line per check."""
+    from lit3r import factory
+    from lit3r.cli.doctor import PROBE_TIMEOUT_S, _probe_index, run_checks
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:  # accept every connection and never send a byte
+        silent.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                accepted.append(silent.accept()[0])
+            except OSError:
+                pass
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+    settings = load_settings(home=tmp_path, backend="neo4j+opensearch", neo4j={"uri": f"bolt://127.0.0.1:{closed}"},
+                             opensearch={"url": url}, models={"chunk_encoder": "hashing:64", "paper_encoder": "hashing:64"})
+    worker = threading.Thread(target=accept, daemon=True)
+    worker.start()
+    try:
+        t0 = time.perf_counter()
+        checks = {c["name"]: c for c in run_checks(settings)}
+        seconds = time.perf_counter() - t0
+    finally:
+        stop.set()
+        worker.join()
+        for c in accepted:
+            c.close()
+        silent.close()
+    assert accepted, "the doctor never connected to the silent port"
+    assert seconds < 10, seconds  # 5-6 s: the probe's read timeout, once
+    assert checks["opensearch"] == {"name": "opensearch", "ok": False, "detail": (
+        f"OpenSearch at {url} did not answer within 5 s: check that it is OpenSearch, runs and is not overloaded, "
+        f"or set opensearch.url / LIT3R_OPENSEARCH__URL to a running server")}
+    assert checks["neo4j"]["detail"].startswith(f"Neo4j at bolt://127.0.0.1:{closed} cannot be reached")
+    assert checks["servers agree"]["detail"] == "not checked: the neo4j check failed (above)"
+    assert all("\n" not in c["detail"] for c in checks.values())
+    # only the probe is short: the queries' client keeps its 30 s read timeout
+    assert _probe_index(settings).client.transport.kwargs["timeout"].read_timeout == PROBE_TIMEOUT_S == 5
+    assert factory.opensearch_client(settings).transport.kwargs["timeout"].read_timeout == 30
