@@ -89,10 +89,14 @@ class Usage:
     faults: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     stages: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: The last failed attempt's one-line error (what the budget's notice names as the cause).
+    last_fault: str = ""
 
     def add(self, other: "Usage") -> None:
         for k in self.__dataclass_fields__:
-            if k == "stages":
+            if k == "last_fault":
+                self.last_fault = other.last_fault or self.last_fault
+            elif k == "stages":
                 for stage, counts in other.stages.items():
                     mine = self.stages.setdefault(stage, dict.fromkeys(STAGE_COUNTS, 0))
                     for c, v in counts.items():
@@ -293,8 +297,9 @@ class StructuredLLM:
             self.breaker.check()
             if scope.lost_seconds > 0 and scope.lost_seconds >= self.budget_s:
                 if "budget" not in scope.faults:
+                    last = f" (last: {scope.last_fault})" if scope.last_fault else ""
                     self._notify(f"LLM {self.chat.name}: llm.retry_budget_s = {self.budget_s:g} s spent on failed calls "
-                                "for this question: its remaining LLM steps take the extractive answer")
+                                 f"for this question{last}: its remaining LLM steps take the extractive answer")
                 raise LLMError(f"{self.chat.name}: llm.retry_budget_s = {self.budget_s:g} s of this question spent on "
                                "failed calls: not called again for it", kind="budget")
             t = time.perf_counter()
@@ -306,6 +311,15 @@ class StructuredLLM:
                 opened = self.breaker.failure(exc)
                 wait = backoff_wait(attempt, self.backoff, max(0.0, self.budget_s), exc.retry_after)
                 left = self.budget_s - scope.lost_seconds - lost
+                scope.last_fault = first_line(exc)[:200]
+                if exc.retry_after is not None and exc.retry_after > left and not opened:
+                    # no retry can succeed within the question's budget: its other LLM steps fall back at once
+                    self._count(scope, stage, seconds=lost, lost_seconds=max(lost, self.budget_s), faults=["budget"])
+                    self._notify(f"LLM {self.chat.name}: the server asks to wait {exc.retry_after:g} s ({scope.last_fault}),"
+                                 f" beyond llm.retry_budget_s = {self.budget_s:g} s: this question's remaining LLM steps "
+                                 "take the extractive answer (raise llm.retry_budget_s to wait)")
+                    raise LLMError(f"{exc} (the server asks to wait {exc.retry_after:g} s, beyond llm.retry_budget_s)",
+                                   kind=exc.kind) from None
                 if opened or attempt > self.retries or wait > left:
                     self._count(scope, stage, seconds=lost, lost_seconds=lost)
                     why = ("the endpoint is not called again in this run" if opened else

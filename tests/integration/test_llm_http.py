@@ -364,4 +364,6 @@ def test_an_in_process_context_overflow_never_loses_the_question(subset_home, mo
         dropped = [int(m.group(1)) for n in trace["llm"]["notes"] for m in [re.search(r"(\d+) of \d+ passage", n)] if m]
         assert dropped and max(dropped) >= 1  # the real prompt builders' passages were found and dropped
     else:  # nothing fits: every step fell back, the extractive answer stands
-        assert res.answered_by() == "fallback" and set(res.usage.faults) == {"overflow"} and res.usage.calls == 0
+        assert res.answered_by() == "fallback" and res.usage.calls == 0
+        # llm.breaker_failures (5) overflows in a row open the breaker: the later steps are not tried
+        assert res.usage.faults[:5] == ["overflow"] * 5 and set(res.usage.faults) <= {"overflow", "circuit_open"}

@@ -396,8 +396,8 @@ LLM_CASES = {
     "auth": (["HTTP 401, the endpoint refuses the key", "check llm.api_key / OPENAI_API_KEY",
               "not called again in this run"], 1),
     "quota": (["HTTP 429 insufficient_quota", "add credit, or use another llm.api_key", "not called again"], 1),
-    "retry_after": (["HTTP 429 rate limited", "not called again in this run"], 16),
-    "hang": (["llm.retry_budget_s = 6 s spent", "take the extractive answer"], 6),
+    "retry_after": (["asks to wait 300 s", "HTTP 429 rate limited", "raise llm.retry_budget_s"], 1),
+    "hang": (["llm.retry_budget_s = 6 s spent", "(last: ", "llm.timeout", "take the extractive answer"], 6),
     "refused": (["cannot connect ([Errno 111] Connection refused)", "check llm.base_url"], 0),
 }
 

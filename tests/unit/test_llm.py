@@ -181,9 +181,16 @@ def test_retry_after_is_honoured_within_the_budget():
     assert 0.6 <= time.perf_counter() - t < 2
     late = Scripted(TransientLLMError("429", kind="rate_limit", retry_after=120), '{"value": 2}')
     t = time.perf_counter()
-    with pytest.raises(LLMError, match="asks to wait 120 s, beyond llm.retry_budget_s"):
-        StructuredLLM(late, budget_s=5).ask(MSG, Answer)
-    assert len(late.calls) == 1 and time.perf_counter() - t < 1  # no 2-minute wait
+    said = []
+    slow = StructuredLLM(late, budget_s=5, notify=said.append)
+    with track_usage():
+        with pytest.raises(LLMError, match="asks to wait 120 s, beyond llm.retry_budget_s"):
+            slow.ask(MSG, Answer)
+        with pytest.raises(LLMError) as info:  # the question's next step: no request, no second line
+            slow.ask(MSG + [{"role": "user", "content": "next step"}], Answer)
+    assert info.value.kind == "budget" and len(late.calls) == 1 and time.perf_counter() - t < 1  # no 2-minute wait
+    assert len(said) == 1 and "asks to wait 120 s (429), beyond llm.retry_budget_s = 5 s" in said[0]
+    assert "raise llm.retry_budget_s" in said[0]
 
 
 def test_the_question_budget_bounds_a_hanging_endpoint():
@@ -200,6 +207,7 @@ def test_the_question_budget_bounds_a_hanging_endpoint():
     assert elapsed < 1.5 + 0.4 + 0.3  # the budget, plus the attempt in flight when it ran out
     assert 2 <= len(chat.calls) <= 5 and usage.faults.count("budget") >= 6
     assert [s for s in said if "retry_budget_s" in s] == said and len(said) == 1
+    assert "(last: no reply within llm.timeout)" in said[0]  # the cause, not only the budget
     with track_usage():  # the next question has its own budget
         with pytest.raises(LLMError, match="no reply"):
             llm.ask(MSG, Answer)
