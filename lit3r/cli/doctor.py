@@ -16,6 +16,11 @@ from lit3r.server_errors import server_errors, server_message
 #: accepts and never answers fails its check in this time, not the 30 s read timeout of queries).
 PROBE_TIMEOUT_S = 5.0
 
+
+class CheckFailed(Lit3rError):
+    """A doctor check found a problem; its message names the cause and the fix (one line)."""
+
+
 #: The Neo4j driver's settings for the doctor's checks: a silent Bolt port fails in PROBE_TIMEOUT_S too.
 _PROBE_NEO4J = {"connection_timeout": PROBE_TIMEOUT_S, "connection_acquisition_timeout": PROBE_TIMEOUT_S}
 
@@ -87,7 +92,7 @@ def _index(settings: Settings) -> str:
                          f"{settings.models.chunk_encoder}: run `lit3r ingest PDF_DIR` again")
     stale = stale_index_message(settings)  # lit3r/index_state.py
     if stale:
-        raise RuntimeError(stale)
+        raise CheckFailed(stale)
     checked = "files and database checked" if files["quick_check"] else "files checked (database too large for quick_check)"
     return (f"{index_dir}: built with {encoder} ({m.get('dim')}-d), {files['chunks']} chunks, up to date with the "
             f"corpus; {checked}")
@@ -123,11 +128,11 @@ def _neo4j(settings: Settings) -> str:
     finally:
         store.close()
     if missing:
-        raise RuntimeError(f"{agent} at {n.uri}: constraints missing {sorted(missing)}: run `lit3r ingest PDF_DIR`")
+        raise CheckFailed(f"{agent} at {n.uri}: constraints missing {sorted(missing)}: run `lit3r ingest PDF_DIR`")
     if count["n"] == 0:
         raise FileNotFoundError(f"{agent} at {n.uri} holds no corpus: run `lit3r ingest PDF_DIR`")
     if count["done"] < count["n"]:
-        raise RuntimeError(f"{agent} at {n.uri}: {count['n'] - count['done']} of {count['n']} papers are partly "
+        raise CheckFailed(f"{agent} at {n.uri}: {count['n'] - count['done']} of {count['n']} papers are partly "
                            f"loaded (a load was interrupted): run `lit3r ingest PDF_DIR` again to finish it")
     return f"{agent} at {n.uri}: {count['n']} papers, constraints present, {len(names())} named statements"
 
@@ -158,15 +163,15 @@ def _pairing(settings: Settings) -> str:
         store.close()
         index.close()
     if docs != papers:
-        raise RuntimeError(f"Neo4j holds {papers} loaded papers, OpenSearch {o.index_prefix}-papers {docs}: run "
+        raise CheckFailed(f"Neo4j holds {papers} loaded papers, OpenSearch {o.index_prefix}-papers {docs}: run "
                            f"`lit3r ingest PDF_DIR` to make them agree")
     for name, lay in layout.items():
         if lay["shards"] != o.shards:
-            raise RuntimeError(f"{name} has {lay['shards']} primary shard(s), the settings say {o.shards}: shards "
+            raise CheckFailed(f"{name} has {lay['shards']} primary shard(s), the settings say {o.shards}: shards "
                                f"are fixed when an index is created: delete {o.index_prefix}-chunks and -papers "
                                f"and run `lit3r ingest PDF_DIR` to recreate them")
         if lay["health"] != "green":
-            raise RuntimeError(f"{name} is {lay['health']}: {lay['replicas']} replica(s) per shard need more "
+            raise CheckFailed(f"{name} is {lay['health']}: {lay['replicas']} replica(s) per shard need more "
                                f"nodes than the cluster has: lower opensearch.replicas (0 on one node) and "
                                f"run `lit3r ingest PDF_DIR`, or add nodes")
     lay = next(iter(layout.values()))

@@ -235,7 +235,7 @@ def store_or_warn(settings: Any, lines: Sequence[dict], run: str, graph: Any = N
     (``ask --json`` puts the report in its JSON instead)."""
     import sqlite3
 
-    from lit3r.cli import _clean, _server_errors
+    from lit3r.cli import _clean, _server_errors, _server_message
     from lit3r.errors import Lit3rError
 
     errors: tuple[type[BaseException], ...] = (Lit3rError, OSError, sqlite3.Error, *_server_errors())
@@ -243,8 +243,8 @@ def store_or_warn(settings: Any, lines: Sequence[dict], run: str, graph: Any = N
         report = store_traces(settings, lines, run, graph)
     except errors as exc:
         then = f"; then `{later}` stores it" if later else ""
-        click.echo(f"warning: the trace graph was not stored: {_clean(exc, 300)}{then} (--no-trace-graph skips it)",
-                   err=True)
+        why = _server_message(settings, exc) if isinstance(exc, _server_errors()) else _clean(exc, 300)
+        click.echo(f"warning: the trace graph was not stored: {why}{then} (--no-trace-graph skips it)", err=True)
         return None
     if not quiet:
         click.echo(stored_note(report, query_id), err=True)
