@@ -19,6 +19,7 @@ from typing import Optional
 from graph.progress import Reporter
 from lit3r.errors import InputError
 from lit3r.littraceqa.inputs import scan_inputs
+from lit3r.littraceqa.jsonl import read_capped
 from lit3r.redact import redact, redact_data, secret_values
 from lit3r.server_errors import server_message
 
@@ -84,7 +85,7 @@ def done_ids(out: Path) -> set[str]:
     if not out.is_file():
         return ids
     try:
-        lines = out.read_text(encoding="utf-8").splitlines()
+        lines = read_capped(out).decode("utf-8").splitlines()  # each line bounded
     except UnicodeDecodeError:
         raise InputError(f"--out {out}: not a UTF-8 submission file: choose another --out") from None
     for no, line in enumerate(lines, start=1):
@@ -93,7 +94,7 @@ def done_ids(out: Path) -> set[str]:
         try:
             row = json.loads(line)
             ids.add(row["query_id"])
-        except (json.JSONDecodeError, KeyError, TypeError, RecursionError):
+        except (ValueError, KeyError, TypeError, RecursionError):  # also a number over the digit limit
             raise InputError(f"--out {out}:{no}: not a submission line: choose another --out "
                              f"(it is never overwritten)") from None
     return ids

@@ -8,6 +8,7 @@ that exists in the corpus. The metrics (:mod:`lit3r.littraceqa.metrics`) and the
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Mapping, Optional, Sequence
 
@@ -87,13 +88,28 @@ def evidence_key(item: dict) -> Optional[tuple]:
     section only when there is no page; text_span items have no object id."""
     loc: dict = item["locator"] if isinstance(item.get("locator"), dict) else {}
     paper, stype = item.get("paper_id"), item.get("source_type")
-    location = loc.get("page")
-    location = str(int(location)) if isinstance(location, (int, float)) or (isinstance(location, str) and location.isdigit()) \
-        else (normalize_text(loc["section"]) if loc.get("section") and location is None else None)
+    page = loc.get("page")
+    location = _page(page) if page is not None \
+        else (normalize_text(loc["section"]) if loc.get("section") else None)
     obj = "" if stype == "text_span" else object_id(loc)
     if not paper or not stype or (location is None and not obj):
         return None
     return (paper, stype, location, obj)
+
+
+#: A page number past this does not count (no paper is that long; a 5,000-digit int is not printed).
+MAX_PAGE = 10**9
+
+
+def _page(page: Any) -> Optional[str]:
+    """The page of a locator as the evidence key writes it (``"6"`` for 6, 6.0, "6"), or None
+    when it is not a number: NaN, infinite, a bool, or past :data:`MAX_PAGE` either way."""
+    if isinstance(page, str) and page.isdigit() and len(page) <= 10:
+        page = int(page)
+    if isinstance(page, bool) or not isinstance(page, (int, float)) \
+            or (isinstance(page, float) and not math.isfinite(page)) or abs(page) > MAX_PAGE:
+        return None
+    return str(int(page))
 
 
 def evidence_chunks(evidence: Sequence[Chunk], line: Mapping[str, Any]) -> list[Chunk]:

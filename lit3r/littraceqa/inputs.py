@@ -11,7 +11,6 @@ distinct names). Other fields (``benchmark``, ``task_family``, ...) are kept and
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal, Optional
 
@@ -26,8 +25,10 @@ from pydantic import (
     model_validator,
 )
 
+from graph.errors import shown_id
 from lit3r.errors import InputError
 from lit3r.littraceqa.format import normalize_text
+from lit3r.littraceqa.jsonl import loads_line, read_capped, why_not_json
 
 #: The answer types of the format.
 ANSWER_TYPES = ("freeform", "multiple_choice", "table")
@@ -94,7 +95,7 @@ class QuestionInput(BaseModel):
         seen: set[str] = set()
         for o in v or []:
             if o.label.upper() in seen:
-                raise ValueError(f"label {o.label!r} is given twice: give each option its own label")
+                raise ValueError(f"label {shown_id(o.label)} is given twice: give each option its own label")
             seen.add(o.label.upper())
         return v
 
@@ -104,7 +105,7 @@ class QuestionInput(BaseModel):
         seen: set[str] = set()
         for c in v or []:
             if normalize_text(c.name) in seen:
-                raise ValueError(f"column {c.name!r} is given twice: name the columns uniquely")
+                raise ValueError(f"column {shown_id(c.name)} is given twice: name the columns uniquely")
             seen.add(normalize_text(c.name))
         return v
 
@@ -141,7 +142,7 @@ def _message(exc: ValidationError) -> tuple[str, str]:
     if err["type"] == "missing":
         msg = "missing"
     elif err["type"] == "literal_error":
-        msg = f"{err.get('input')!r} is not one of {msg.removeprefix('Input should be ')}"
+        msg = f"{shown_id(err.get('input'))} is not one of {msg.removeprefix('Input should be ')}"
     elif err["type"] == "extra_forbidden":
         msg = "unknown field"
     name = _field(loc)
@@ -158,12 +159,10 @@ def scan_inputs(path: Path) -> tuple[list[dict], list[str]]:
     that does not validate, a query_id of an earlier line). Raises InputError only for a file
     that cannot be read or is not UTF-8 (a UTF-8 byte-order mark is accepted)."""
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        text = read_capped(Path(path)).decode("utf-8-sig")  # a regular file only, each line bounded
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not a UTF-8 text file (byte 0x{exc.object[exc.start]:02x} at offset "
                          f"{exc.start}): pass a JSONL file of questions") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot be read ({exc.strerror or exc}): pass a readable JSONL file") from None
     rows: list[dict] = []
     problems: list[str] = []
     first: dict[str, int] = {}
@@ -172,9 +171,9 @@ def scan_inputs(path: Path) -> tuple[list[dict], list[str]]:
             continue
         where = f"{path}:{no}"
         try:
-            raw = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            problems.append(f"{where}: not valid JSON ({getattr(exc, 'msg', 'nested too deeply')}): fix the line")
+            raw = loads_line(line)
+        except (ValueError, RecursionError) as exc:
+            problems.append(f"{where}: not valid JSON ({why_not_json(exc)}): fix the line")
             continue
         if not isinstance(raw, dict):
             problems.append(f"{where}: not a JSON object (a {type(raw).__name__}): write one question object per "
@@ -182,7 +181,7 @@ def scan_inputs(path: Path) -> tuple[list[dict], list[str]]:
             continue
         qid = raw.get("query_id")
         if isinstance(qid, str) and qid in first:  # a bad line's id counts too: fixed, it would clash
-            problems.append(f"{where}: field \"query_id\": {qid!r} is already on line {first[qid]}: "
+            problems.append(f"{where}: field \"query_id\": {shown_id(qid)} is already on line {first[qid]}: "
                             f"make query ids unique")
             continue
         if isinstance(qid, str) and qid.strip():
@@ -191,7 +190,7 @@ def scan_inputs(path: Path) -> tuple[list[dict], list[str]]:
             q = QuestionInput.model_validate(raw)
         except ValidationError as exc:
             name, msg = _message(exc)
-            named = f" (query_id {qid!r})" if isinstance(qid, str) and qid.strip() else ""
+            named = f" (query_id {shown_id(qid)})" if isinstance(qid, str) and qid.strip() else ""
             problems.append(f"{where}{named}: field \"{name}\": {msg}: fix the line")
             continue
         rows.append(q.row())

@@ -12,6 +12,7 @@ import statistics
 from collections import defaultdict
 from typing import Any, Iterable, Optional, Sequence
 
+from graph.errors import shown_id, shown_text
 from lit3r.errors import InputError
 from lit3r.littraceqa.format import evidence_key, normalize_text
 
@@ -133,22 +134,60 @@ def aggregate(rows: list[dict]) -> dict[str, Any]:
     return agg
 
 
-def evaluate(preds: Iterable[Any], golds: Iterable[dict]) -> dict[str, Any]:
+def _gold_answer_problem(gold: dict) -> Optional[str]:
+    """What is wrong with the answer of a gold line, in the shapes :func:`score_question` reads
+    (``"field F: must be ..."``), or None."""
+    answer = gold.get("answer")
+    if answer is None:
+        return None
+    if not isinstance(answer, dict):
+        return 'field "answer": must be an object like {"freeform": {"text": "..."}}'
+    mc, ff, table = answer.get("multiple_choice"), answer.get("freeform"), answer.get("table")
+    if "multiple_choice" in answer and not (isinstance(mc, dict) and isinstance(mc.get("gold"), (str, int))
+                                            and not isinstance(mc.get("gold"), bool)):
+        return 'field "answer.multiple_choice": must be an object like {"gold": "A"}'
+    if "freeform" in answer and not (isinstance(ff, dict) and isinstance(ff.get("text"), str)):
+        return 'field "answer.freeform": must be an object like {"text": "..."}'
+    if "table" in answer:
+        if not isinstance(table, dict):
+            return 'field "answer.table": must be an object like {"schema": [...], "rows": [...]}'
+        schema, rows = table.get("schema"), table.get("rows")
+        if schema is not None and not (isinstance(schema, list) and all(
+                isinstance(c, dict) and isinstance(c.get("name"), str) for c in schema)):
+            return 'field "answer.table.schema": must be a list of columns like {"name": "Method"}'
+        if rows is not None and not (isinstance(rows, list) and all(isinstance(r, dict) for r in rows)):
+            return 'field "answer.table.rows": must be a list of objects (column name -> cell)'
+    return None
+
+
+def evaluate(preds: Iterable[Any], golds: Iterable[dict], gold_name: Optional[str] = None) -> dict[str, Any]:
     """Score a submission against gold: ``{"overall": {...}, "by_task_family": {...},
     "by_evidence_type": {...}, "questions": [...], "missing_predictions": [...], "warnings": [...]}``.
     A gold question without a prediction scores as an empty prediction; prediction lines that
     are not objects with a string ``query_id``, duplicates (the first counts) and unknown query
-    ids are ignored and counted in ``warnings``. Raises InputError for an empty gold set or a
-    gold line without ``query_id``, ``question`` and ``gold_papers``."""
+    ids are ignored and counted in ``warnings`` (an empty submission is one warning too). Raises
+    InputError for an empty gold set or a gold line without ``query_id``, ``question`` and
+    ``gold_papers``, with a query id of an earlier line, or with an answer of the wrong shape;
+    the message names ``gold GOLD_NAME:LINE`` (``gold line LINE`` without ``gold_name``)."""
     golds = list(golds)
     if not golds:
-        raise InputError("the gold file has no questions: pass a LitTraceQA gold JSONL (validation.jsonl)")
+        named = f" {shown_text(gold_name, 200)}" if gold_name else ""
+        raise InputError(f"the gold file{named} has no questions: pass a LitTraceQA gold JSONL (validation.jsonl)")
+    first: dict[str, int] = {}
     for no, g in enumerate(golds, start=1):
+        where = f"gold {shown_text(gold_name, 200)}:{no}:" if gold_name else f"gold line {no}"
         if not isinstance(g, dict) or not isinstance(g.get("query_id"), str):
-            raise InputError(f"gold line {no} has no query_id: pass a LitTraceQA gold file (validation.jsonl)")
+            raise InputError(f"{where} has no query_id: pass a LitTraceQA gold file (validation.jsonl)")
         if not isinstance(g.get("gold_papers"), list) or not ("question" in g or "task_family" in g):
-            raise InputError(f"gold line {no} has no question and gold_papers (a questions file or a submission?): "
+            raise InputError(f"{where} has no question and gold_papers (a questions file or a submission?): "
                              f"pass a LitTraceQA gold file (validation.jsonl) as --gold")
+        if g["query_id"] in first:
+            raise InputError(f"{where} field \"query_id\": {shown_id(g['query_id'])} is already on line "
+                             f"{first[g['query_id']]}: fix the line (query ids are unique)")
+        first[g["query_id"]] = no
+        problem = _gold_answer_problem(g)
+        if problem:
+            raise InputError(f"{where} {problem}: fix the line")
     gold_ids = {g["query_id"] for g in golds}
     by_id: dict[str, dict] = {}
     bad = dup = unknown = 0
@@ -164,6 +203,9 @@ def evaluate(preds: Iterable[Any], golds: Iterable[dict]) -> dict[str, Any]:
                                (dup, "duplicate prediction(s) were ignored (the first line counts)"),
                                (unknown, "prediction(s) for query ids not in the gold file were ignored")) if n
                 for w in [f"{n} {w}"]]
+    if not by_id:
+        warnings.append("the submission has no prediction for any gold question: every question scores 0 (pass "
+                        "the JSONL that `lit3r run` wrote)")
     rows = [score_question(by_id.get(g["query_id"], {"query_id": g["query_id"]}), g) for g in golds]
     groups: dict[str, dict[str, list]] = {"by_task_family": defaultdict(list), "by_evidence_type": defaultdict(list)}
     for r in rows:

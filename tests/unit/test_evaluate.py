@@ -113,3 +113,36 @@ def test_malformed_predictions_score_as_missing_and_are_counted():
         evaluate([], [])
     with pytest.raises(ValueError, match="gold line 1 has no query_id"):
         evaluate([], [{"paper_id": "x"}])
+
+
+@pytest.mark.parametrize("page", [float("nan"), float("inf"), -float("inf"), 10**4000, True, "12345678901234"],
+                         ids=["nan", "inf", "-inf", "4000-digit", "bool", "long-digits"])
+def test_a_page_that_is_no_number_makes_the_item_not_count(page):
+    """A non-finite, boolean or absurd page never raises (OverflowError, int digit limit): the
+    item scores as missing."""
+    assert evidence_key({"paper_id": "A", "source_type": "text_span", "locator": {"page": page}}) is None
+    assert evidence_key({"paper_id": "A", "source_type": "table", "locator": {"page": 6.0}}) == ("A", "table", "6", "")
+
+
+@pytest.mark.parametrize("answer, field", [
+    ({"multiple_choice": {}}, "answer.multiple_choice"),
+    ({"freeform": "14.70"}, "answer.freeform"),
+    ({"table": "a table"}, "answer.table"),
+    ({"table": {"schema": [{"name": "a"}], "rows": ["x"]}}, "answer.table.rows"),
+    ({"table": {"schema": ["a"], "rows": []}}, "answer.table.schema"),
+    ("B", "answer"),
+])
+def test_a_malformed_gold_answer_names_the_line_and_field(answer, field):
+    with pytest.raises(ValueError) as err:
+        evaluate([], [GOLD, {**GOLD, "query_id": "q2", "answer": answer}], gold_name="gold.jsonl")
+    assert str(err.value) == f'gold gold.jsonl:2: field "{field}": must be ' + str(err.value).split("must be ", 1)[1]
+    assert str(err.value).endswith(": fix the line")
+
+
+def test_a_query_id_twice_in_gold_names_both_lines_and_an_empty_submission_warns():
+    with pytest.raises(ValueError, match=r"gold g\.jsonl:2: field \"query_id\": 'q1' is already on line 1"):
+        evaluate([], [GOLD, GOLD], gold_name="g.jsonl")
+    res = evaluate([], [GOLD])
+    assert res["overall"]["overall"] == 0.0 and res["warnings"] == [
+        "the submission has no prediction for any gold question: every question scores 0 (pass the JSONL that "
+        "`lit3r run` wrote)"]

@@ -1,0 +1,77 @@
+"""Bounded reading of the JSONL files a user passes (questions, gold, a submission, traces):
+only a regular file is read (a FIFO or a device such as /dev/zero would be read without end),
+one line is at most :data:`MAX_LINE_BYTES`, and a line is parsed as strict JSON (no ``NaN`` or
+``Infinity``, no number that overflows), each failure one line naming ``FILE:LINE``."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from graph.errors import shown_text
+from lit3r.errors import InputError
+
+#: The longest line a JSONL input may have (bytes); a longer one is an error naming it.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+def read_capped(path: Path, max_line: int = MAX_LINE_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, read line by line; InputError for a file that is
+    not a regular file, cannot be read, or has a line longer than ``max_line`` bytes."""
+    where = shown_text(path, 200)
+    try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device or socket"
+            raise InputError(f"{where}: not a regular file ({kind}, which could be read without end): pass a "
+                             f"JSONL file")
+        parts: list[bytes] = []
+        with open(path, "rb") as fh:
+            no = 0
+            while True:
+                line = fh.readline(max_line + 1)
+                if not line:
+                    break
+                no += 1
+                if len(line) > max_line and not (len(line) == max_line + 1 and line.endswith(b"\n")):
+                    raise InputError(f"{where}:{no}: the line is longer than {max_line // (1024 * 1024)} MB: "
+                                     f"fix the line (one JSON object per line)")
+                parts.append(line)
+    except PermissionError:
+        raise InputError(f"{where} cannot be read (permission denied): fix its permissions (chmod/chown)") from None
+    except OSError as exc:
+        raise InputError(f"{where}: cannot be read ({exc.strerror or exc}): pass a readable JSONL file") from None
+    return b"".join(parts)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:20]}{'...' if len(text) > 20 else ''} is too large")
+    return value
+
+
+def loads_line(line: str | bytes) -> Any:
+    """One JSON line, strictly: raises ValueError (``json.JSONDecodeError`` for bad syntax) for
+    ``NaN``/``Infinity``, a float that overflows (``1e400``) or an int over Python's digit limit."""
+    return json.loads(line, parse_constant=_no_constant, parse_float=_finite)
+
+
+def why_not_json(exc: BaseException) -> str:
+    """The reason of a :func:`loads_line` failure, for ``FILE:LINE: not valid JSON (WHY)``."""
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.msg
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    text = str(exc)
+    if "digits" in text:  # int max_str_digits
+        return "a number with over 4,300 digits"
+    return text
