@@ -8,6 +8,9 @@ application's own errors are in :mod:`lit3r.errors`, which re-exports these.
 
 from __future__ import annotations
 
+import os
+from typing import Optional, Union
+
 #: Characters of a user-given id (paper, chunk, query, run) an error message echoes at most.
 SHOWN_ID_CHARS = 80
 
@@ -22,8 +25,71 @@ def shown_id(ident: object, limit: int = SHOWN_ID_CHARS) -> str:
     return f"{text[:limit - 3]!r}... ({len(text):,} characters)"
 
 
+def escaped(text: object) -> str:
+    """``text`` with every control character written as its escape (``\\n``, ``\\x07``), so an
+    echoed path or id never splits or rings the one error line."""
+    return "".join(ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
+                   for ch in str(text))
+
+
+def shown_text(text: object, limit: int = SHOWN_ID_CHARS) -> str:
+    """A user-given text (a path, an option) for an error message, unquoted: control characters
+    escaped (:func:`escaped`), cut to ``limit`` characters with its length said when longer."""
+    raw = str(text)
+    if len(raw) <= limit:
+        return escaped(raw)
+    return f"{escaped(raw[:limit - 3])}... ({len(raw):,} characters)"
+
+
+#: A word (a run without spaces) longer than this in an error line is cut by :func:`one_line_message`.
+LONG_WORD_CHARS = 2 * SHOWN_ID_CHARS
+
+
+def one_line_message(text: object) -> str:
+    """The last guard of every error line the CLI prints: control characters escaped (a newline
+    in an echoed path becomes ``\\n``) and each word longer than :data:`LONG_WORD_CHARS` cut to
+    :data:`SHOWN_ID_CHARS` with its length said, so pasted input never floods the line."""
+    return " ".join(w if len(w) <= LONG_WORD_CHARS else shown_text(w) for w in escaped(text).split(" "))
+
+
 class Lit3rError(Exception):
     """Root of every error Lit3R raises on purpose: ``str(exc)`` = what, why, the fix."""
+
+
+class PermissionDenied(Lit3rError):
+    """A file or folder Lit3R must read is not readable by this user: the fix is its
+    permissions, never a rebuild (which would fail the same way, or lose the data)."""
+
+    def __init__(self, path: object) -> None:
+        self.path = path
+        super().__init__(f"{shown_text(path, 200)} cannot be read (permission denied): fix its permissions "
+                         f"(chmod/chown)")
+
+    @classmethod
+    def of(cls, exc: PermissionError, default: object = "a file of the data folder") -> "PermissionDenied":
+        """The error for ``exc``, naming its file, or the folder above it when that is the one
+        this user may not read."""
+        if exc.filename is None:
+            return cls(default)
+        name = os.fspath(exc.filename)
+        return cls(first_unreadable(os.path.dirname(name) or ".", name) or name)
+
+
+def first_unreadable(*paths: Union[str, "os.PathLike[str]"]) -> Optional[str]:
+    """The first of ``paths`` (files or folders; a missing one is skipped) that this user may
+    not read (``PermissionError`` on opening or listing it), or None: tells "permission
+    denied" from a damaged file where a library (SQLite) says only "unable to open"."""
+    for p in paths:
+        try:
+            if os.path.isdir(p):
+                os.listdir(p)
+            else:
+                os.close(os.open(p, os.O_RDONLY))
+        except PermissionError:
+            return str(p)
+        except OSError:
+            continue
+    return None
 
 
 class NotBuiltError(Lit3rError):

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Protocol, Sequence
 
-from graph.errors import Lit3rError, UnknownIdError
+from graph.errors import Lit3rError, UnknownIdError, shown_text
 from graph.sqlite import Database
 from graph.store import GraphStore
 
@@ -157,6 +157,17 @@ def by_rank(rows: list[dict], *keys: str) -> list[dict]:
     return sorted(rows, key=lambda r: tuple((r.get(k) is None, r.get(k) if r.get(k) is not None else 0) for k in keys))
 
 
+def _store_error(path: Path, exc: BaseException) -> TraceStoreError:
+    """The one-line error of a trace store that cannot be opened: a file that is not (or no
+    longer) a SQLite database is damaged, and is moved aside, never deleted, by the fix; else the
+    file or its folder is not writable."""
+    where = shown_text(path, 200)
+    if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+        return TraceStoreError(f"the trace store {where} is damaged ({exc}): move it aside (`mv {where} "
+                               f"{where}.bad`); the next `lit3r ask` or `lit3r trace load` starts a new one")
+    return TraceStoreError(f"the trace store {where} cannot be written ({exc}): make the data folder writable")
+
+
 class EmbeddedTraceStore:
     """TraceStore over the SQLite file ``path`` (created on the first write); ``corpus``: the
     graph store of the corpus the traces point into (chunk -> paper, titles, SIMILAR_TO and
@@ -180,10 +191,9 @@ class EmbeddedTraceStore:
                 con = self._db.connect()
                 if write:
                     con.executescript(TRACE_SCHEMA)
-            except (sqlite3.Error, OSError) as exc:  # a read-only folder or file
+            except (sqlite3.Error, OSError) as exc:  # a read-only folder or file, or a damaged file
                 self._db = None
-                raise TraceStoreError(f"the trace store {self.path} cannot be written ({exc}): make the data folder "
-                                      f"writable") from None
+                raise _store_error(self.path, exc) from None
         return self._db
 
     def close(self) -> None:
@@ -195,7 +205,12 @@ class EmbeddedTraceStore:
 
     def _rows(self, sql: str, params: Sequence = ()) -> list[tuple]:
         db = self._open(write=False)
-        return db.execute(sql, params).fetchall() if db is not None else []
+        try:
+            return db.execute(sql, params).fetchall() if db is not None else []
+        except sqlite3.DatabaseError as exc:  # a damaged file: name it, not the corpus index
+            if isinstance(exc, sqlite3.OperationalError):
+                raise
+            raise _store_error(self.path, exc) from None
 
     # -- writing ---------------------------------------------------------------------------
     def write(self, traces: Sequence[TraceGraph]) -> dict[str, Any]:

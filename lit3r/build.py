@@ -40,7 +40,7 @@ import numpy as np
 
 from graph.atomic import write_text_atomic
 from graph.embedded import GraphWriter
-from graph.errors import IndexDamaged
+from graph.errors import IndexDamaged, PermissionDenied, first_unreadable
 from graph.progress import Progress, Reporter
 from graph.records import Neighbour, Paper
 from graph.search.embedded import DB_NAME, stored_dim, top_k_with_ties
@@ -318,6 +318,9 @@ class _Build:
     def _open_writer(self) -> IndexWriter:
         """The index writer of the target folder (IndexDamaged when it cannot be read)."""
         target = self.target
+        blocked = first_unreadable(target, target / DB_NAME)
+        if blocked:  # the fix is its permissions, not a rebuild
+            raise PermissionDenied(blocked)
         if self.in_place and not _readable(target):
             raise IndexDamaged(f"the index in {target} is unreadable: run `lit3r ingest PDF_DIR --rebuild` to rebuild it")
         dim = stored_dim(target)

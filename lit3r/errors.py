@@ -16,6 +16,7 @@ from graph.errors import (
     IndexDamaged,
     Lit3rError,
     NotBuiltError,
+    PermissionDenied,
     UnknownIdError,
     shown_id,
 )
@@ -93,7 +94,7 @@ class ServersMismatch(Lit3rError):
     """The Neo4j database holds the corpus of other OpenSearch indices (or the servers disagree)."""
 
 
-__all__ = ["Lit3rError", "NotBuiltError", "IndexDamaged", "BackendUnavailable", "UnknownIdError", "ConfigError",
+__all__ = ["Lit3rError", "NotBuiltError", "PermissionDenied", "IndexDamaged", "BackendUnavailable", "UnknownIdError", "ConfigError",
            "BadQuestion", "InputError", "ModelError", "LLMError", "TransientLLMError", "FatalLLMError",
            "ContextOverflow", "LLMRefusal", "BuildLocked", "ServersMismatch",
            "CypherRefused", "shown_id", "SHOWN_ID_CHARS"]

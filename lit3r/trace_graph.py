@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 from graph.trace import TraceEdge, TraceGraph, TraceNode, question_key
 from lit3r.errors import InputError, shown_id
+from lit3r.littraceqa.jsonl import loads_line, read_capped, why_not_json
 
 #: Trace fields the graph needs (traces written before Lit3R stored them cannot be loaded).
 NEEDED = ("question", "rounds", "subqueries", "ranking_a", "ranking_b", "relate_sources", "seeds", "evidence_chunks")
@@ -133,18 +134,16 @@ def read_trace_lines(path: Path) -> tuple[list[dict], list[str]]:
     InputError naming the file and line for a file that is not UTF-8 JSON lines."""
     lines, failed = [], []
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_capped(Path(path)).decode("utf-8")  # a regular file only, each line bounded
     except UnicodeDecodeError:
         raise InputError(f"{path}: not a UTF-8 text file: pass the OUT.traces.jsonl of `lit3r run`") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot be read ({exc.strerror or exc}): pass the OUT.traces.jsonl of `lit3r run`") from None
     for no, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
         try:
-            row = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{no}: not valid JSON ({exc.msg}): fix or drop the line") from None
+            row = loads_line(raw)
+        except (ValueError, RecursionError) as exc:
+            raise InputError(f"{path}:{no}: not valid JSON ({why_not_json(exc)}): fix or drop the line") from None
         if not isinstance(row, dict) or not isinstance(row.get("query_id"), str):
             raise InputError(f'{path}:{no}: not a trace line (no "query_id"): pass the OUT.traces.jsonl of `lit3r run`')
         if "error" in row and "trace" not in row:

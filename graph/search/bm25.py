@@ -30,7 +30,7 @@ from typing import Callable, Iterable, Optional, Sequence, Union
 import numpy as np
 from numpy.lib.format import open_memmap
 
-from graph.errors import IndexDamaged
+from graph.errors import IndexDamaged, PermissionDenied
 
 Postings = tuple[np.ndarray, np.ndarray, np.ndarray]  # (term ids, doc ids, tf), equal lengths
 
@@ -130,6 +130,8 @@ class Segment:
             self.indptr = np.load(self.folder / "indptr.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray)
             self.docs = np.load(self.folder / "docs.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray)
             self.tf = np.load(self.folder / "tf.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray)
+        except PermissionError as exc:  # the fix is its permissions, not a rebuild
+            raise PermissionDenied.of(exc, self.folder) from None
         except (EOFError, ValueError, OSError) as exc:  # cut short, garbled or missing
             raise IndexDamaged(f"the BM25 segment {self.folder} is unreadable ({type(exc).__name__}): run "
                                f"`lit3r ingest PDF_DIR --rebuild` to rebuild the index") from None
@@ -166,16 +168,33 @@ class BM25Field:
         self.avgdl = sum_dl / n_live if n_live else 1.0
         self.k1, self.b = k1, b
 
+    def _damaged(self) -> IndexDamaged:
+        """The error of a posting whose document id is past the documents (a damaged docs.npy)."""
+        where = self.segments[0].folder.parent if self.segments else "the index"
+        return IndexDamaged(f"the index in {where} is damaged (a BM25 posting names a document past the "
+                            f"{self.limit:,} documents): run `lit3r ingest PDF_DIR --rebuild` to rebuild it")
+
     def doc_freq(self, term_id: int) -> int:
-        """Live documents holding the term (the df of its IDF)."""
+        """Live documents holding the term (the df of its IDF). IndexDamaged for a posting past
+        the documents."""
         df = 0
-        for seg in self.segments:
-            d, _ = seg.postings(term_id)
-            df += int(len(d) if self.dead is None else np.count_nonzero(~self.dead[d])) if len(d) else 0
+        try:
+            for seg in self.segments:
+                d, _ = seg.postings(term_id)
+                df += int(len(d) if self.dead is None else np.count_nonzero(~self.dead[d])) if len(d) else 0
+        except IndexError:
+            raise self._damaged() from None
         return df
 
     def scores(self, term_ids: Sequence[int]) -> np.ndarray:
-        """BM25 scores of every doc for a query given as term ids (with repeats)."""
+        """BM25 scores of every doc for a query given as term ids (with repeats). IndexDamaged
+        for a posting past the documents (a damaged ``docs.npy``)."""
+        try:
+            return self._scores(term_ids)
+        except IndexError:
+            raise self._damaged() from None
+
+    def _scores(self, term_ids: Sequence[int]) -> np.ndarray:
         scores = np.zeros(self.limit, np.float32)
         if not self.n_live:
             return scores

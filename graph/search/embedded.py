@@ -33,7 +33,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from graph.errors import IndexDamaged, NotBuiltError, UnknownIdError
+from graph.errors import IndexDamaged, NotBuiltError, PermissionDenied, UnknownIdError, first_unreadable
 from graph.search.bm25 import BM25Field, Segment
 from graph.search.protocol import Hit
 from graph.search.tokenize import MAX_QUERY_TERMS, cap_terms, tokenize
@@ -122,11 +122,11 @@ def _damaged(folder: Path, what: str) -> IndexDamaged:
 
 
 def check_files(folder: Path, quick_check_bytes: int = QUICK_CHECK_BYTES) -> dict:
-    """Cheap check of every file of the built index in ``folder`` (no postings or vectors are
-    read beyond a sample): the database's header, a ``PRAGMA quick_check`` when it is at most
+    """Cheap check of every file of the built index in ``folder`` (vectors are sampled; the
+    postings are read once, for their doc ids): the database's header, a ``PRAGMA quick_check`` when it is at most
     ``quick_check_bytes`` (read-only), its tables and meta; the vector and document-length files'
     sizes; a sample of vector rows (:func:`vectors_damage`); each BM25 segment's three ``.npy``
-    headers, shapes and postings count. Returns ``{"chunks", "rows", "papers", "segments",
+    headers, shapes, postings count and doc ids (:func:`_check_segment`). Returns ``{"chunks", "rows", "papers", "segments",
     "quick_check"}`` (live chunks, vector rows, paper documents, segment folders, whether
     quick_check ran). Raises NotBuiltError when there is no database, IndexDamaged naming the
     first damaged file and the fix otherwise."""
@@ -153,6 +153,9 @@ def check_files(folder: Path, quick_check_bytes: int = QUICK_CHECK_BYTES) -> dic
             meta = {k: json.loads(v) for k, v in con.execute("SELECT key, value FROM meta")}
             segments = con.execute("SELECT field, seg, n_terms, n_postings FROM segments ORDER BY field, seg").fetchall()
         except sqlite3.DatabaseError as exc:
+            blocked = first_unreadable(folder, path, folder / f"{DB_NAME}-wal", folder / f"{DB_NAME}-shm")
+            if blocked:  # SQLite says only "unable to open": the fix is the permissions, not a rebuild
+                raise PermissionDenied(blocked) from None
             raise _damaged(folder, f"{DB_NAME}: {' '.join(str(exc).split())[:100]}") from None
         except ValueError as exc:
             raise _damaged(folder, f"{DB_NAME}: a meta value is not JSON ({exc})") from None
@@ -175,14 +178,16 @@ def check_files(folder: Path, quick_check_bytes: int = QUICK_CHECK_BYTES) -> dic
             if why:
                 raise _damaged(folder, f"{name}: {why}")
     for field, seg, n_terms, n_postings in segments:
-        _check_segment(folder, folder / f"{field}-{seg}", int(n_terms), int(n_postings), TF_DTYPE.get(field, np.uint32))
+        _check_segment(folder, folder / f"{field}-{seg}", int(n_terms), int(n_postings), TF_DTYPE.get(field, np.uint32),
+                       rows if field == "chunks" else ords)
     return {"chunks": int(meta.get("live_chunks") or 0), "rows": rows, "papers": int(meta.get("n_live_papers") or 0),
             "segments": len(segments), "quick_check": size <= quick_check_bytes}
 
 
-def _check_segment(folder: Path, seg: Path, n_terms: int, n_postings: int, tf_dtype) -> None:
+def _check_segment(folder: Path, seg: Path, n_terms: int, n_postings: int, tf_dtype, n_docs: int) -> None:
     """One BM25 segment's files: loadable ``.npy`` headers, ``indptr`` of ``n_terms + 1`` int64
-    ending at ``n_postings``, ``docs`` (uint32) and ``tf`` of ``n_postings`` each."""
+    from 0 to ``n_postings`` and never decreasing, ``docs`` (uint32) and ``tf`` of ``n_postings``
+    each, every doc id below ``n_docs`` (one pass over each map: they are read, not sampled)."""
     if not seg.is_dir():
         raise _damaged(folder, f"the BM25 segment folder {seg.name} is missing")
     arrays = {}
@@ -192,6 +197,8 @@ def _check_segment(folder: Path, seg: Path, n_terms: int, n_postings: int, tf_dt
             raise _damaged(folder, f"{seg.name}/{name}.npy is missing")
         try:
             arrays[name] = np.load(f, mmap_mode="r", allow_pickle=False)
+        except PermissionError:
+            raise PermissionDenied(f) from None
         except (ValueError, EOFError, OSError) as exc:
             short = isinstance(exc, EOFError) or "length is greater than file size" in str(exc)
             raise _damaged(folder, f"{seg.name}/{name}.npy " + ("is cut short" if short else "has no valid .npy header")) \
@@ -206,6 +213,11 @@ def _check_segment(folder: Path, seg: Path, n_terms: int, n_postings: int, tf_dt
     if int(indptr[0]) != 0 or int(indptr[-1]) != n_postings:
         raise _damaged(folder, f"{seg.name}/indptr.npy runs from {int(indptr[0])} to {int(indptr[-1])}, the index "
                                f"needs 0 to {n_postings}")
+    if len(indptr) > 1 and bool((np.diff(indptr) < 0).any()):
+        raise _damaged(folder, f"{seg.name}/indptr.npy decreases somewhere (it must never decrease)")
+    top = int(arrays["docs"].max()) if n_postings else -1
+    if top >= n_docs:
+        raise _damaged(folder, f"{seg.name}/docs.npy names document {top:,}, the index has {n_docs:,}")
 
 
 def top_k_with_ties(scores: np.ndarray, k: int) -> np.ndarray:
@@ -278,13 +290,21 @@ class EmbeddedSearchIndex:
         try:
             built = meta_value(Database(path).connect(), "limit_rows")
         except sqlite3.DatabaseError as exc:
+            blocked = first_unreadable(folder, path, folder / f"{DB_NAME}-wal", folder / f"{DB_NAME}-shm")
+            if blocked:  # the fix is the permissions, not a rebuild
+                raise PermissionDenied(blocked) from None
             raise NotBuiltError(f"the index in {folder} is unreadable ({exc}): run `lit3r ingest PDF_DIR "
                                     f"--rebuild` to rebuild it") from None
         if built is None:
             raise NotBuiltError(f"no corpus index in {folder}: run `lit3r ingest PDF_DIR` first (or pass --home)")
         try:
             return cls(folder, k1, b, db)
+        except PermissionError as exc:
+            raise PermissionDenied.of(exc, folder) from None
         except (OSError, ValueError, EOFError, sqlite3.DatabaseError) as exc:
+            blocked = first_unreadable(folder, path) if isinstance(exc, sqlite3.DatabaseError) else None
+            if blocked:
+                raise PermissionDenied(blocked) from None
             msg = " ".join(str(exc).split())[:120]
             raise IndexDamaged(f"the index in {folder} is damaged ({type(exc).__name__}: {msg}): run "
                                f"`lit3r ingest PDF_DIR --rebuild` to rebuild it") from None

@@ -15,22 +15,27 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
+from graph.errors import first_unreadable, one_line_message, shown_text
 from graph.progress import Reporter
 from ingest.corpus import PARSERS, ingest_corpus, ingest_metadata_only
 from lit3r.cli.browser import browser
 from lit3r.cli.cypher import cypher
 from lit3r.cli.graph import graph
-from lit3r.cli.params import OPTION, PAPER_IDS, TABLE_SCHEMA, OneLineUsageError, options_dict
+from lit3r.cli.params import OPTION, PAPER_IDS, TABLE_SCHEMA, OneLineUsageError, command_path_of, options_dict
 from lit3r.cli.render import print_answer, print_shown, print_table, toml
 from lit3r.cli.trace import graph_trace, trace
 from lit3r.config import Settings, load_settings
-from lit3r.errors import Lit3rError, UnknownIdError
+from lit3r.errors import Lit3rError, PermissionDenied, UnknownIdError
 from lit3r.redact import masked, redact, redact_data, secret_values
 from lit3r.server_errors import server_errors, server_message
 
 if TYPE_CHECKING:  # loaded by the commands that use them (the engine loads torch, lit3r.show PyMuPDF)
     from lit3r.pipeline.engine import AskResult, Engine
     from lit3r.show import ShowReport
+
+
+#: ``ctx.meta`` key of the arguments the ``lit3r`` group resolves its command from.
+_ARGS_KEY = "lit3r.args"
 
 
 class Lit3rGroup(click.Group):
@@ -44,13 +49,18 @@ class Lit3rGroup(click.Group):
         except click.UsageError as exc:
             raise OneLineUsageError.of(exc) from None
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[Optional[str], Optional[click.Command],
+                                                                          list[str]]:
+        ctx.meta[_ARGS_KEY] = list(args)  # the command's name and arguments, for a usage error without a context
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return self._invoke(ctx)
         except click.UsageError as exc:  # click's own, about the arguments given (a subcommand's are parsed here)
-            raise OneLineUsageError.of(exc) from None
+            raise OneLineUsageError.of(exc, command_path_of(ctx, ctx.meta.get(_ARGS_KEY, []))) from None
         except click.ClickException as exc:
-            raise click.ClickException(redact(exc.format_message(), _secrets(ctx))) from None
+            raise click.ClickException(one_line_message(redact(exc.format_message(), _secrets(ctx)))) from None
 
     def _invoke(self, ctx: click.Context) -> Any:
         try:
@@ -64,8 +74,14 @@ class Lit3rGroup(click.Group):
             raise click.ClickException(str(exc)) from None
         except Lit3rError as exc:
             raise click.ClickException(str(exc)) from None
+        except PermissionError as exc:  # a file or folder this user may not read: its permissions, not a rebuild
+            raise click.ClickException(str(PermissionDenied.of(exc))) from None
         except sqlite3.DatabaseError as exc:
             settings = (ctx.obj or {}).get("settings")
+            blocked = first_unreadable(settings.index_dir, settings.index_dir / "lit3r.sqlite") \
+                if settings is not None else None
+            if blocked:  # SQLite says only "unable to open database file"
+                raise click.ClickException(str(PermissionDenied(blocked))) from None
             where = f"the index in {settings.index_dir}" if settings is not None else "the index"
             raise click.ClickException(f"{where} is damaged ({_clean(exc)}): run `lit3r ingest PDF_DIR --rebuild` "
                                        f"to rebuild it") from None
@@ -96,7 +112,18 @@ def _settings(ctx: click.Context, **overrides: Any) -> Settings:
     field."""
     try:
         settings = load_settings(**{"home": (ctx.obj or {}).get("home"), **overrides})
-    except (Lit3rError, OSError) as exc:
+    except OSError as exc:  # the data folder (or a file in it) cannot be used: say which and what to do
+        import errno
+
+        where = shown_text(exc.filename if exc.filename is not None else (ctx.obj or {}).get("home"), 120)
+        if exc.errno == errno.ENAMETOOLONG:
+            raise click.ClickException(f"the data folder path is too long ({where}): pass a shorter --home "
+                                       f"(or LIT3R_HOME)") from None
+        if isinstance(exc, PermissionError):
+            raise click.ClickException(str(PermissionDenied.of(exc))) from None
+        raise click.ClickException(f"bad configuration: {exc.strerror or exc} ({where}): pass another --home (or "
+                                   f"LIT3R_HOME) or fix that path") from None
+    except Lit3rError as exc:
         raise click.ClickException(f"bad configuration: {' '.join(str(exc).split())}") from None
     if ctx.obj is None:
         ctx.obj = {}
@@ -406,10 +433,8 @@ def eval_cmd(gold_file: Path, pred_file: Path, traces_file: Optional[Path], plot
         raise click.ClickException(f"--plot {plot_file}: give a .png file in an existing folder")
     golds = _read_jsonl(gold_file)
     torn: list[str] = []  # warnings for a torn last line of the submission or its traces
-    try:
-        res = evaluate(_read_jsonl(pred_file, torn), golds)
-    except ValueError as exc:
-        raise click.ClickException(f"{gold_file}: {exc}") from None
+    preds = _read_jsonl(pred_file, torn)  # its errors name the submission, not the gold file
+    res = evaluate(preds, golds, gold_name=str(gold_file))  # gold errors name the gold file and line
     if traces_file:
         res["candidate_recall"] = candidate_recall(_read_jsonl(traces_file, torn), golds)
     res["warnings"] = [*torn, *res["warnings"]]  # a torn last line (a killed `lit3r run`) is skipped, said once
@@ -457,12 +482,9 @@ def _read_jsonl(path: Path, torn: Optional[list[str]] = None) -> list[dict]:
     killed run, :func:`lit3r.littraceqa.batch.torn_tail`) is skipped and one warning naming the
     file and the repair is appended to this list; without it (the gold file) it is an error too."""
     from lit3r.littraceqa.batch import torn_tail
+    from lit3r.littraceqa.jsonl import loads_line, read_capped, why_not_json
 
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise click.ClickException(f"{path}: cannot be read ({exc.strerror or exc}): pass a readable JSONL file") \
-            from None
+    data = read_capped(path)  # a regular file only, each line bounded
     cut = torn_tail(data) if torn is not None else None
     if cut is not None and torn is not None:  # (cut before decoding: a torn line can end inside a character)
         line_no = data.count(b"\n", 0, cut) + 1
@@ -477,10 +499,10 @@ def _read_jsonl(path: Path, torn: Optional[list[str]] = None) -> list[dict]:
     for no, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             try:
-                rows.append(json.loads(line))
-            except (json.JSONDecodeError, RecursionError) as exc:
-                why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-                raise click.ClickException(f"{path}:{no}: not valid JSON ({why}): fix the line") from None
+                rows.append(loads_line(line))
+            except (ValueError, RecursionError) as exc:  # also NaN, Infinity, 1e400, a 5,000-digit int
+                raise click.ClickException(f"{path}:{no}: not valid JSON ({why_not_json(exc)}): fix the line") \
+                    from None
     return rows
 
 

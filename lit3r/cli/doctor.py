@@ -6,8 +6,9 @@ import importlib.metadata as md
 import json
 from typing import Any, Callable, Optional, Sequence
 
+from graph.errors import one_line_message, shown_text
 from lit3r.config import Settings
-from lit3r.errors import IndexDamaged, Lit3rError
+from lit3r.errors import IndexDamaged, Lit3rError, PermissionDenied
 from lit3r.index_state import stale_index_message
 from lit3r.redact import redact, secret_values
 from lit3r.server_errors import server_errors, server_message
@@ -34,7 +35,7 @@ def _check(name: str, fn, secrets: Sequence[str] = (), settings: Optional[Settin
     from opensearchpy.exceptions import ConnectionTimeout
 
     try:
-        return {"name": name, "ok": True, "detail": redact(fn(), secrets)}
+        return {"name": name, "ok": True, "detail": one_line_message(redact(fn(), secrets))}
     except Exception as exc:  # each check reports its own failure and the rest still run
         if isinstance(exc, ConnectionTimeout) and settings is not None:  # a port that accepts and never answers
             detail = (f"OpenSearch at {settings.opensearch.url} did not answer within {PROBE_TIMEOUT_S:g} s: check "
@@ -43,10 +44,16 @@ def _check(name: str, fn, secrets: Sequence[str] = (), settings: Optional[Settin
             return {"name": name, "ok": False, "detail": redact(detail, secrets)[:400]}
         if isinstance(exc, server_errors()):  # which server, why, the fix (lit3r/server_errors.py)
             return {"name": name, "ok": False, "detail": redact(server_message(settings, exc), secrets)[:400]}
-        first = (str(exc).splitlines() or [""])[0]
+        if isinstance(exc, PermissionError):  # the fix is its permissions (not a rebuild)
+            exc = PermissionDenied.of(exc)
         if isinstance(exc, Lit3rError):  # already one line naming the cause and the fix (a damaged index file)
-            return {"name": name, "ok": False, "detail": redact(first, secrets)[:400]}
-        return {"name": name, "ok": False, "detail": redact(f"{type(exc).__name__}: {first}", secrets)[:300]}
+            return {"name": name, "ok": False, "detail": one_line_message(redact(str(exc), secrets))[:600]}
+        if isinstance(exc, OSError) and exc.strerror:  # the reason and the file, not Python's class name
+            what = f"{exc.strerror}: {shown_text(exc.filename, 200)}" if exc.filename else exc.strerror
+            return {"name": name, "ok": False, "detail": one_line_message(redact(what, secrets))[:400]}
+        first = (str(exc).splitlines() or [""])[0]  # unexpected: its class name says what failed
+        return {"name": name, "ok": False, "detail": one_line_message(redact(f"{type(exc).__name__}: {first}",
+                                                                             secrets))[:300]}
 
 
 def _packages(settings: Settings) -> str:
@@ -56,7 +63,7 @@ def _packages(settings: Settings) -> str:
 def _corpus(settings: Settings) -> str:
     home = settings.home
     if not (home / "papers.jsonl").is_file():
-        raise FileNotFoundError(f"no corpus in {home}: run `lit3r ingest PDF_DIR`")
+        raise CheckFailed(f"no corpus in {home}: run `lit3r ingest PDF_DIR`")
     n = {name: sum(1 for _ in (home / f"{name}.jsonl").open()) for name in ("papers", "chunks", "references")}
     return f"{home}: {n['papers']} papers, {n['chunks']} chunks, {n['references']} references"
 
@@ -74,9 +81,11 @@ def _index(settings: Settings) -> str:
     if not manifest.is_file():
         if (index_dir / DB_NAME).is_file():
             raise IndexDamaged(f"the index in {index_dir} is damaged (manifest.json is missing): {rebuild}")
-        raise FileNotFoundError(f"no index in {index_dir}: run `lit3r ingest PDF_DIR`")
+        raise CheckFailed(f"no index in {index_dir}: run `lit3r ingest PDF_DIR`")
     try:
         m = json.loads(manifest.read_text(encoding="utf-8"))
+    except PermissionError:
+        raise PermissionDenied(manifest) from None
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else "not valid JSON"
         raise IndexDamaged(f"the index in {index_dir} is damaged (manifest.json: {why}): {rebuild}") from None
@@ -84,11 +93,11 @@ def _index(settings: Settings) -> str:
         if (index_dir / DB_NAME).is_file():
             raise IndexDamaged(f"the index in {index_dir} is damaged (manifest.json names no finished build): "
                                f"{rebuild}")
-        raise FileNotFoundError(f"no index in {index_dir}: run `lit3r ingest PDF_DIR`")
+        raise CheckFailed(f"no index in {index_dir}: run `lit3r ingest PDF_DIR`")
     files = check_files(index_dir)  # IndexDamaged naming the file
     encoder = m["models"].get("chunk_encoder")
     if encoder != settings.models.chunk_encoder:
-        raise ValueError(f"index built with {encoder}, config says "
+        raise CheckFailed(f"index built with {encoder}, config says "
                          f"{settings.models.chunk_encoder}: run `lit3r ingest PDF_DIR` again")
     stale = stale_index_message(settings)  # lit3r/index_state.py
     if stale:
@@ -130,7 +139,7 @@ def _neo4j(settings: Settings) -> str:
     if missing:
         raise CheckFailed(f"{agent} at {n.uri}: constraints missing {sorted(missing)}: run `lit3r ingest PDF_DIR`")
     if count["n"] == 0:
-        raise FileNotFoundError(f"{agent} at {n.uri} holds no corpus: run `lit3r ingest PDF_DIR`")
+        raise CheckFailed(f"{agent} at {n.uri} holds no corpus: run `lit3r ingest PDF_DIR`")
     if count["done"] < count["n"]:
         raise CheckFailed(f"{agent} at {n.uri}: {count['n'] - count['done']} of {count['n']} papers are partly "
                            f"loaded (a load was interrupted): run `lit3r ingest PDF_DIR` again to finish it")
@@ -186,10 +195,10 @@ def _opensearch(settings: Settings) -> str:
         version = index.client.info()["version"]["number"]
         meta = index.stored_meta()
         if meta is None:
-            raise FileNotFoundError(f"OpenSearch {version} at {o.url} has no indices {o.index_prefix}-chunks/-papers: "
+            raise CheckFailed(f"OpenSearch {version} at {o.url} has no indices {o.index_prefix}-chunks/-papers: "
                                     f"run `lit3r ingest PDF_DIR`")
         if meta.get("chunk_encoder") != settings.models.chunk_encoder:
-            raise ValueError(f"{o.index_prefix}-chunks was built with {meta.get('chunk_encoder')}, config says "
+            raise CheckFailed(f"{o.index_prefix}-chunks was built with {meta.get('chunk_encoder')}, config says "
                              f"{settings.models.chunk_encoder}: run `lit3r ingest PDF_DIR` again")
         counts = index.count()
     finally:

@@ -10,6 +10,8 @@ from typing import Any, Optional
 
 import click
 
+from graph.errors import one_line_message, shown_id
+
 #: click >= 8.2 raises this for a group run without a command: it prints the group's help.
 _NO_ARGS_IS_HELP: tuple[type, ...] = tuple(
     t for t in (getattr(click.exceptions, "NoArgsIsHelpError", None),) if t is not None)
@@ -21,18 +23,35 @@ class OneLineUsageError(click.UsageError):
     own (unknown option or command, missing or bad argument) become one with :meth:`of`."""
 
     @classmethod
-    def of(cls, exc: click.UsageError) -> click.UsageError:
+    def of(cls, exc: click.UsageError, path: Optional[str] = None) -> click.UsageError:
         """The one-line form of click's ``exc``, naming ``COMMAND --help`` (the command path of
-        its context); ``exc`` itself when it is one already, or a group's help."""
+        its context, else ``path``: click raises a few, such as an option missing its value,
+        without a context); ``exc`` itself when it is one already, or a group's help."""
         if isinstance(exc, (cls, *_NO_ARGS_IS_HELP)):  # `lit3r graph` alone: its help
             return exc
-        path = exc.ctx.command_path if exc.ctx is not None else "lit3r"
-        what = " ".join(exc.format_message().split()).rstrip(".")
+        path = exc.ctx.command_path if exc.ctx is not None else (path or "lit3r")
+        what = " ".join(one_line_message(exc.format_message().strip()).split()).rstrip(".")  # a newline in a path shows as \n
         fix = f"run `{path} --help` for the usage"
         return cls(f"{what} {fix[0].upper()}{fix[1:]}" if what.endswith("?") else f"{what}: {fix}", exc.ctx)
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"Error: {self.format_message()}", err=True, file=file)
+        click.echo(f"Error: {one_line_message(self.format_message())}", err=True, file=file)
+
+
+def command_path_of(ctx: click.Context, args: list[str]) -> str:
+    """The path of the (sub)command that ``args`` (those after the group of ``ctx``) name:
+    ``lit3r trace list`` for ``["trace", "list", "--run"]``; as far as the names resolve."""
+    path, cmd = ctx.command_path, ctx.command
+    for arg in args:
+        if not isinstance(cmd, click.Group):
+            break
+        if arg.startswith("-"):  # a group's own option (only --help here)
+            continue
+        sub = cmd.get_command(ctx, arg)
+        if sub is None:
+            break
+        path, cmd = f"{path} {arg}", sub
+    return path
 
 
 class OptionType(click.ParamType):
@@ -45,7 +64,7 @@ class OptionType(click.ParamType):
             return value
         label, sep, text = str(value).partition("=")
         if not sep or not label.strip() or not text.strip():
-            self.fail(f"bad --option {value!r}: write it as LABEL=TEXT, e.g. --option A=78.77", param, ctx)
+            self.fail(f"bad --option {shown_id(value)}: write it as LABEL=TEXT, e.g. --option A=78.77", param, ctx)
         return label.strip().upper(), text.strip()
 
 
@@ -54,7 +73,7 @@ def options_dict(pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
     out: dict[str, str] = {}
     for label, text in pairs:
         if label in out:
-            raise OneLineUsageError(f"option {label} is given twice: give each label once")
+            raise OneLineUsageError(f"option {shown_id(label)} is given twice: give each label once")
         out[label] = text
     return out
 
@@ -74,7 +93,7 @@ class PaperIdsType(click.ParamType):
         try:
             fields = next(csv.reader([text], skipinitialspace=True, strict=True), [])
         except csv.Error:
-            self.fail(f"bad quoting in --papers {text!r}: put an id with a comma or space in double quotes, "
+            self.fail(f"bad quoting in --papers {shown_id(text)}: put an id with a comma or space in double quotes, "
                       f'e.g. --papers \'2007.14062,"my paper, v2"\'', param, ctx)
         ids = [p.strip() for p in fields if p.strip()]
         if not ids:
@@ -108,12 +127,12 @@ class TableSchemaType(click.ParamType):
             if not c["name"].strip():
                 self.fail("a column has an empty name: name every column", param, ctx)
             if c["name"] in seen:
-                self.fail(f"column {c['name']!r} is given twice: name columns uniquely", param, ctx)
+                self.fail(f"column {shown_id(c['name'])} is given twice: name columns uniquely", param, ctx)
             seen.add(c["name"])
             if c["type"] not in ("string", "number", "boolean"):
-                self.fail(f"column {c['name']!r}: type must be string, number or boolean", param, ctx)
+                self.fail(f"column {shown_id(c['name'])}: type must be string, number or boolean", param, ctx)
             if not isinstance(c.get("is_row_key", False), bool):
-                self.fail(f"column {c['name']!r}: is_row_key must be true or false", param, ctx)
+                self.fail(f"column {shown_id(c['name'])}: is_row_key must be true or false", param, ctx)
         return schema
 
 
@@ -128,7 +147,7 @@ class CypherParamType(click.ParamType):
             return value
         key, sep, raw = str(value).partition("=")
         if not sep or not key.strip():
-            self.fail(f"bad --param {value!r}: write it as KEY=VALUE", param, ctx)
+            self.fail(f"bad --param {shown_id(value)}: write it as KEY=VALUE", param, ctx)
         return key.strip(), _param_value(raw)
 
 

@@ -126,6 +126,61 @@ def test_eval_command_scores_validation_against_itself(tmp_path):
     assert res.exit_code == 1 and "bad.jsonl:1: not valid JSON" in res.output
 
 
+@pytest.mark.parametrize("page, why", [
+    ("NaN", "NaN is not a JSON number"), ("Infinity", "Infinity is not a JSON number"),
+    ("1e400", "the number 1e400 is too large"), ("9" * 5000, "a number with over 4,300 digits")],
+    ids=["nan", "inf", "1e400", "5000-digit"])
+def test_eval_names_the_submission_line_of_a_number_that_is_not_one(tmp_path, page, why):
+    """A submission's NaN, Infinity, 1e400 or 5,000-digit page is one line naming the
+    submission and its line (not the gold file, not a traceback)."""
+    gold = SHARED_LTQA / "validation.jsonl"
+    g = json.loads(gold.open().readline())
+    pred = tmp_path / "sub.jsonl"
+    pred.write_text(json.dumps({"query_id": g["query_id"]}) + "\n" + '{"query_id": "x", "evidence": [{"paper_id": '
+                    f'"A", "source_type": "text_span", "locator": {{"page": {page}}}}}]}}\n')
+    res = CliRunner().invoke(main, ["eval", "--gold", str(gold), "--pred", str(pred)])
+    assert res.exit_code == 1 and res.output.splitlines() == [f"Error: {pred}:2: not valid JSON ({why}): fix the line"]
+
+
+def test_eval_names_the_gold_line_of_a_malformed_answer(tmp_path):
+    golds = [json.loads(line) for line in (SHARED_LTQA / "validation.jsonl").open()][:3]
+    golds[1]["answer"] = {"freeform": "14.70"}
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps(g) + "\n" for g in golds))
+    pred = tmp_path / "sub.jsonl"
+    pred.write_text("")
+    res = CliRunner().invoke(main, ["eval", "--gold", str(gold), "--pred", str(pred)])
+    assert res.exit_code == 1 and res.output.splitlines() == [
+        f'Error: gold {gold}:2: field "answer.freeform": must be an object like {{"text": "..."}}: fix the line']
+
+
+def test_eval_and_run_refuse_a_file_that_is_not_regular_and_a_line_too_long(tmp_path, monkeypatch):
+    """A FIFO (or a device: /dev/zero would be read without end) is refused before it is read;
+    a line over the cap is an error naming FILE:LINE."""
+    import os
+
+    from lit3r.errors import InputError
+    from lit3r.littraceqa.jsonl import read_capped
+
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    gold = SHARED_LTQA / "validation.jsonl"
+    for args in (["eval", "--gold", str(gold), "--pred", str(fifo)], ["eval", "--gold", str(fifo), "--pred", str(gold)],
+                 ["run", "--queries", str(fifo), "--out", str(tmp_path / "out.jsonl")],
+                 ["--home", str(tmp_path), "trace", "load", str(fifo)]):
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 1 and res.output.splitlines() == [
+            f"Error: {fifo}: not a regular file (a FIFO, which could be read without end): pass a JSONL file"], \
+            res.output
+    with pytest.raises(InputError, match="^/dev/null: not a regular file \\(a device or socket"):
+        read_capped(Path("/dev/null"))
+    big = tmp_path / "big.jsonl"
+    big.write_text('{"a": 1}\n' + "x" * 11 + "\n" + "y" * 10 + "\n")
+    assert read_capped(big, max_line=11) == big.read_bytes()  # the newline is not counted
+    with pytest.raises(InputError, match=f"^{big}:2: the line is longer than"):
+        read_capped(big, max_line=10)
+
+
 def test_eval_skips_the_torn_last_line_of_a_killed_run_and_names_a_bad_middle_line(tmp_path):
     """Issue 16: a `lit3r run` killed mid-write (never resumed) leaves a torn last line in the
     submission and in SUB.jsonl.traces.jsonl: eval skips it with one warning per file (the file,
@@ -171,12 +226,34 @@ def test_eval_skips_the_torn_last_line_of_a_killed_run_and_names_a_bad_middle_li
     (["ask", "q", "--top", "0"], "Error: Invalid value for '--top': 0 is not in the range x>=1: run `lit3r ask --help` "
                                  "for the usage"),
     (["ingest"], "Error: missing PDF_DIR: pass a folder of PDFs (or --metadata-only --metadata POOL.jsonl)"),
+    # an option missing its value: click raises it without a context; the command is found from the arguments
+    (["ask", "q", "--top"], "Error: Option '--top' requires an argument: run `lit3r ask --help` for the usage"),
+    (["eval", "--gold"], "Error: Option '--gold' requires an argument: run `lit3r eval --help` for the usage"),
+    (["graph", "coupling", "--limit"],
+     "Error: Option '--limit' requires an argument: run `lit3r graph coupling --help` for the usage"),
+    (["trace", "list", "--run"], "Error: Option '--run' requires an argument: run `lit3r trace list --help` for the usage"),
+    (["cypher", "--param"], "Error: Option '--param' requires an argument: run `lit3r cypher --help` for the usage"),
 ])
 def test_usage_errors_are_one_line_that_names_the_command_help(args, line):
     """Issue 16: a usage error is one line (not click's Usage / Try / Error), naming the problem
     and `lit3r COMMAND --help` (a message that says its own fix is kept as it is); exit code 2."""
     res = CliRunner().invoke(main, args, prog_name="lit3r")
     assert res.exit_code == 2 and res.output.splitlines() == [line], res.output
+
+
+@pytest.mark.parametrize("args", [
+    ["ask", "q", "--" + "y" * 20000],  # an unknown option
+    ["y" * 20000],  # an unknown command
+    ["ask", "q", "--option", "y" * 20000],  # a --option without =
+    ["ask", "q", "--table-schema", json.dumps([{"name": "y" * 20000, "type": "x"}])],
+    ["ask", "q", "--option", "y" * 20000 + "=1", "--option", "y" * 20000 + "=2"],  # a label given twice
+])
+def test_usage_errors_cut_a_pasted_blob(args):
+    """A 20,000-character option, command or column name is echoed cut, with its length said."""
+    res = CliRunner().invoke(main, args, prog_name="lit3r")
+    lines = res.output.splitlines()
+    assert res.exit_code == 2 and len(lines) == 1 and len(lines[0]) < 400, res.output[:500]
+    assert "(20,00" in lines[0], lines[0]
 
 
 def test_a_usage_error_is_one_line_on_the_real_command_line():
@@ -214,3 +291,23 @@ def test_run_refuses_files_it_would_damage_and_fails_loudly(subset_home, tmp_pat
     bad.write_text(json.dumps({"query_id": "b1", "question": "q", "answer_types": "freeform"}) + "\n")
     res = runner.invoke(main, ["--home", str(subset_home), "run", "--queries", str(bad), "--out", str(tmp_path / "b.jsonl")])
     assert res.exit_code == 1 and "bad.jsonl:1" in res.output and "answer_types" in res.output, res.output
+
+
+def test_an_echoed_data_folder_is_escaped_and_cut(tmp_path):
+    """A --home with a newline, a carriage return and a bell is echoed escaped, on one line (ask
+    and doctor, whose lines name no Python class); a 6,000-character one is cut and told to be
+    shorter."""
+    home = str(tmp_path / "bad\nid\r\aend")
+    shown = home.replace("\n", "\\n").replace("\r", "\\r").replace("\a", "\\x07")
+    ask = CliRunner().invoke(main, ["--home", home, "ask", "q"])
+    assert ask.exit_code == 1 and ask.output.splitlines() == [
+        f"Error: no corpus index in {shown}/index: run `lit3r ingest PDF_DIR` first (or pass --home)"], ask.output
+    doctor = CliRunner().invoke(main, ["--home", home, "doctor"])
+    checks = [line for line in doctor.output.splitlines() if line.startswith("[")]
+    assert f"[FAIL] corpus: no corpus in {shown}: run `lit3r ingest PDF_DIR`" in checks, doctor.output
+    assert f"[FAIL] index: no index in {shown}/index: run `lit3r ingest PDF_DIR`" in checks, doctor.output
+    long = CliRunner().invoke(main, ["--home", str(tmp_path / ("a" * 6000)), "ask", "q"])
+    lines = long.output.splitlines()
+    assert long.exit_code == 1 and len(lines) == 1 and len(lines[0]) < 300, long.output[:400]
+    assert lines[0].startswith("Error: the data folder path is too long (") and lines[0].endswith(
+        " characters)): pass a shorter --home (or LIT3R_HOME)"), lines[0]

@@ -313,6 +313,7 @@ DAMAGES = {
     "postings cut": ("/docs.npy is cut short", False),
     "postings header garbage": ("/tf.npy has no valid .npy header", False),
     "segment folder deleted": ("the BM25 segment folder chunks-", False),
+    "postings past the documents": ("/docs.npy names document 100,000,000, the index has", False),
     "document lengths cut": ("chunks.dl holds", False),
 }
 
@@ -343,6 +344,10 @@ def _damage(index, damage: str) -> None:
             fh.write(b"garbage" * 8)
     elif damage == "segment folder deleted":
         shutil.rmtree(seg)
+    elif damage == "postings past the documents":  # valid .npy, right shape, doc ids out of range
+        docs = np.load(seg / "docs.npy")
+        docs[::5] = 10**8
+        np.save(seg / "docs.npy", docs)
     else:
         os.truncate(index / "chunks.dl", 8)
 
@@ -380,3 +385,38 @@ def test_doctor_names_the_damaged_index_file_and_ask_ends_in_one_line(hashing_ho
         lines = ask.stderr.strip().splitlines()
         assert ask.exit_code == 1 and len(lines) == 1 and "--rebuild" in lines[0], ask.output
         assert not isinstance(ask.exception, Exception) or isinstance(ask.exception, SystemExit), ask.exception
+
+
+#: An index file or folder made unreadable (chmod 000) -> the path the error must name.
+UNREADABLE = {"database": "lit3r.sqlite", "postings": "chunks-*/tf.npy", "manifest": "manifest.json", "folder": "."}
+
+
+@pytest.mark.parametrize("what", list(UNREADABLE))
+def test_an_unreadable_index_file_says_fix_its_permissions_not_rebuild(hashing_home, tmp_path, what):
+    """A file this user may not read is named with `fix its permissions (chmod/chown)`, by doctor
+    and by ask: a rebuild would not help. Root's overrides are dropped (setpriv) to see it."""
+    import shutil as sh
+
+    home = tmp_path / "home"
+    shutil.copytree(hashing_home, home)
+    index = home / "index"
+    target = next(index.glob(UNREADABLE[what])) if what != "folder" else index
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        if not sh.which("setpriv"):
+            pytest.skip("root without setpriv: permissions are not enforced")
+        prefix = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner"]
+    target.chmod(0)
+    try:
+        lit3r = prefix + [sys.executable, "-m", "lit3r.cli", "--home", str(home)]
+        line = f"{target} cannot be read (permission denied): fix its permissions (chmod/chown)"
+        doctor = subprocess.run(lit3r + ["doctor", "--json"], cwd=ROOT, capture_output=True, text=True)
+        check = next(c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "index")
+        assert doctor.returncode == 1 and check["detail"] == line, check
+        ask = subprocess.run(lit3r + ["ask", "attention"], cwd=ROOT, capture_output=True, text=True)
+        if what == "manifest":  # ask does not read the manifest: it still answers
+            assert ask.returncode == 0, ask.stderr[-1500:]
+        else:
+            assert ask.returncode == 1 and ask.stderr.splitlines() == [f"Error: {line}"], ask.stderr[-1500:]
+    finally:
+        target.chmod(0o755 if target.is_dir() else 0o644)

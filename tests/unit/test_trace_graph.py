@@ -136,3 +136,20 @@ def test_a_trace_is_drawn_with_its_candidates_and_evidence(tmp_path):
     png = write_png(g, tmp_path / "t.png", "trace")
     pixels = imread(png)
     assert pixels.shape[0] >= 800 and (pixels[..., :3] < 0.9).any(axis=-1).mean() > 0.01
+
+
+def test_a_garbage_trace_store_is_named_damaged_with_a_fix_that_keeps_it(tmp_path):
+    """A traces.sqlite that is not a database is "damaged: move it aside", on write and on read
+    (not "make the data folder writable", which is writable; not the corpus index)."""
+    from graph.trace import EmbeddedTraceStore, TraceStoreError
+
+    path = tmp_path / "traces.sqlite"
+    path.write_bytes(bytes(range(256)) * 200)
+    store = EmbeddedTraceStore(path, corpus=None)  # type: ignore[arg-type]
+    for call in (lambda: store.questions(), lambda: store.write([])):
+        with pytest.raises(TraceStoreError) as err:
+            call()
+        assert str(err.value) == (f"the trace store {path} is damaged (file is not a database): move it aside "
+                                  f"(`mv {path} {path}.bad`); the next `lit3r ask` or `lit3r trace load` starts a "
+                                  f"new one")
+    assert path.read_bytes() == bytes(range(256)) * 200  # kept as it was
