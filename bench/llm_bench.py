@@ -1,5 +1,6 @@
-"""questions_dev through a real LLM next to LLM ``none`` (issue 14): the official metrics, candidate
-recall@k, and per pipeline stage the LLM calls, tokens, seconds, invalid replies (not valid JSON
+"""questions_dev through a real LLM (a GGUF or an endpoint) next to LLM none (issue 14).
+
+It prints the official metrics, candidate recall@k, and per pipeline stage the LLM calls, tokens, seconds, invalid replies (not valid JSON
 for the schema), runaway replies (cut at the token limit) and failures; which path answered each
 question (``llm``, ``fallback``: an LLM step failed and the extractive answer was kept in part or
 whole) and the questions lost (no submission line).
@@ -109,7 +110,8 @@ def main() -> None:
     ap.add_argument("--model-path", default=os.environ.get("LIT3R_LLM__MODEL_PATH"), help="GGUF (local provider)")
     ap.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint instead of a GGUF")
     ap.add_argument("--model", default="local-model", help="model name at --base-url")
-    ap.add_argument("--profile", default="small", help="LLM profile: small, full or auto")
+    ap.add_argument("--profile", default="small", help="LLM profile: small (the default here: a small model on "
+                    "CPUs), full or auto (lit3r's default)")
     ap.add_argument("--max-tokens", type=int, default=None, help="llm.max_tokens (default: the profile's)")
     ap.add_argument("--limit", type=int, default=0, help="the first N questions only")
     ap.add_argument("--out", type=Path, default=None, help="submissions and traces (resumable)")

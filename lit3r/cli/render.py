@@ -125,7 +125,8 @@ def print_shown(report: "ShowReport") -> None:
 
 
 def toml(data: dict[str, Any], prefix: str = "", notes: Optional[dict[str, str]] = None) -> str:
-    """A nested dict as TOML text (tables for nested dicts); ``notes``: a comment per dotted key."""
+    """A nested dict as valid TOML text (tables for nested dicts; a None value, which TOML cannot
+    hold, as a comment line); ``notes``: a comment per dotted key."""
     notes = notes or {}
     flat, tables = [], []
     for k, v in data.items():
@@ -133,5 +134,8 @@ def toml(data: dict[str, Any], prefix: str = "", notes: Optional[dict[str, str]]
             tables.append(f"\n[{prefix}{k}]\n" + toml(v, f"{prefix}{k}.", notes))
         else:
             note = notes.get(f"{prefix}{k}")
+            if v is None:  # TOML has no null: a comment, so that the text stays valid TOML to paste
+                flat.append(f"# {k}: none (unset)" + (f"; {note}" if note else ""))
+                continue
             flat.append(f"{k} = {json.dumps(v)}" + (f"  # {note}" if note else ""))
     return "\n".join(flat) + "".join(tables)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
+import textwrap
 import time
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Optional
@@ -186,7 +187,8 @@ def subqueries_model(n: int) -> type[Subqueries]:
 def _round_line(rt: RoundTrace, rounds_max: int, verdict: Optional[Verdict]) -> str:
     """One progress line for a finished round: subqueries, pool size, the verifier's report."""
     if verdict is None:
-        report = "no verifier report" + (f" ({rt.errors[-1][:80]})" if rt.errors else "")
+        report = "no verifier report" + (f" ({textwrap.shorten(rt.errors[-1], 100, placeholder=' ...')})"
+                                          if rt.errors else "")
     else:
         report = (f"{len(verdict.evidence_papers)} evidence paper(s), "
                   + ("sufficient" if verdict.sufficient else "not sufficient"))
