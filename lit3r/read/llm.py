@@ -228,8 +228,7 @@ class LLMReader:
         relevant.sort(key=lambda r: not r.sufficient)  # stable: sufficient ones first, then candidate order
         relevant = relevant[: self.params.synth_papers]
         if self.params.draft:  # the draft's evidence and the passage behind each option, among the passages
-            behind = [e["chunk_id"] for lab in options or {} for e in
-                      (fallback.option_support.get(lab) or {}).get("evidence", [])[:1]]
+            behind = [m["chunk_id"] for lab in options or {} if (m := option_match(fallback.option_support, lab))]
             shown = list(fallback.evidence) + [c for c in self.graph.chunks(list(dict.fromkeys(behind)))
                                                if c.chunk_id not in {e.chunk_id for e in fallback.evidence}]
             relevant = with_draft_evidence(relevant, shown)
@@ -392,6 +391,15 @@ def with_draft_evidence(relevant: list[Reading], evidence: Sequence[Chunk]) -> l
     return out
 
 
+def option_match(option_support: dict[str, dict], label: str) -> Optional[dict]:
+    """The first ``{"chunk_id", "text"}`` the extractive reader found for option ``label``
+    (``ReadResult.option_support``), or None (no evidence, or entries without a chunk)."""
+    for e in (option_support.get(label) or {}).get("evidence") or []:
+        if isinstance(e, dict) and e.get("chunk_id"):
+            return e
+    return None
+
+
 def draft_lines(result: ReadResult, types: Sequence[str], options: Optional[dict[str, str]],
                 label_of: dict[str, str]) -> str:
     """The extractive answer in ``result`` as the stage-2 prompt's draft, one ``- field: value``
@@ -409,9 +417,9 @@ def draft_lines(result: ReadResult, types: Sequence[str], options: Optional[dict
         lines.append(f"- answer: {result.freeform}")
     if "multiple_choice" in types and options:
         for lab in options:
-            ev = (result.option_support.get(lab) or {}).get("evidence") or []
-            if ev:
-                lines.append(f"- option {lab} matches: \"{ev[0]['text'][:200]}\" ({cite([ev[0]['chunk_id']])})")
+            m = option_match(result.option_support, lab)
+            if m:
+                lines.append(f"- option {lab} matches: \"{str(m.get('text') or '')[:200]}\" ({cite([m['chunk_id']])})")
         if result.choice:
             lines.append(f"- choice: {result.choice}")
     if "table" in types and result.rows:

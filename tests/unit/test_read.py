@@ -265,3 +265,27 @@ def test_a_how_question_prefers_the_sentence_that_states_the_mechanism():
     cell = _row_cells("Table 1: Results\nMethod | Acc\nRAPTOR | 80.5")[0]
     assert _how_share(method) > 1.0 > _how_share(experiment) and _how_share(cell) < 1.0
     assert _HOW_Q.search("How does RAPTOR build its tree?") and not _HOW_Q.search("Which tree does RAPTOR build?")
+
+
+def test_the_draft_skips_claims_without_a_unit_and_cites_only_shown_passages():
+    """An option claim with no unit traces as ``None`` (claims.OptionSupport.trace): the draft
+    and the passages behind the options skip it instead of failing the question (it once lost
+    a figure question of the LLM bench with a TypeError)."""
+    from lit3r.read.base import ReadResult
+    from lit3r.read.llm import draft_lines, option_match
+
+    ev = Chunk(chunk_id="p::c1", paper_id="p", kind="table", page=3, seq=1, text="Model A 81.2")
+    support = {"A": {"support": 0.2, "evidence": [None, {"chunk_id": "p::c1", "text": "Model A 81.2"}]},
+               "B": {"support": 0.1, "evidence": [None]}, "C": {"support": 0.0}, "D": {"evidence": None}}
+    assert option_match(support, "A")["chunk_id"] == "p::c1"
+    assert [option_match(support, x) for x in "BCDE"] == [None] * 4
+    result = ReadResult(["p"], [ev], freeform="81.2", choice="A", option_support=support,
+                        rows=[{"Model": "A", "Acc": 81.2}])
+    opts = {"A": "81.2", "B": "79.0", "C": "1", "D": "2"}
+    text = draft_lines(result, ["freeform", "multiple_choice", "table"], opts, {"p::c1": "E3"})
+    assert text.splitlines() == ["- papers: p", "- evidence: E3", "- answer: 81.2",
+                                 '- option A matches: "Model A 81.2" (E3)', "- choice: A",
+                                 '- row: {"Model": "A", "Acc": 81.2}']
+    unshown = draft_lines(result, ["freeform"], None, {})
+    assert "- evidence: none of the passages above" in unshown
+    assert draft_lines(ReadResult([], []), ["freeform"], None, {}) == "- none"
