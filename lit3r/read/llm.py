@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import re
 import threading
 import time
@@ -45,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from graph.records import Chunk
 from graph.search.tokenize import tokenize
 from lit3r.config import ReadParams
-from lit3r.errors import LLMError
+from lit3r.errors import Lit3rError, LLMError
 from lit3r.llm.bounds import ID_CHARS, LABEL_CHARS, Label, cut, items, text
 from lit3r.llm.client import StructuredLLM, in_context
 from lit3r.llm.labels import Resolver
@@ -53,6 +54,7 @@ from lit3r.prompts import echoes_example, is_placeholder, render
 from lit3r.read.base import ReadRequest, ReadResult
 from lit3r.read.extractive import ExtractiveReader
 from lit3r.read.grounding import ungrounded
+from lit3r.server_errors import server_errors
 
 
 def _all_required(schema: dict[str, Any]) -> None:
@@ -172,13 +174,29 @@ class LLMReader:
         """Answer ``request`` from its candidates (paper ids, best first); never raises for LLM
         failures (the extractive answer fills in)."""
         question, candidates = request.question, request.candidates
-        options, schema, answer_types = request.options, request.schema, request.answer_types
         if not candidates:
             return ReadResult([], [])
         read_ids = list(candidates[: self.params.llm_papers])
         scored = self.extractive.score_chunks(question, request.qvecs, candidates, pool=request.pool,
                                               limit=max(len(read_ids), self.params.papers))
         fallback = self.extractive.read(request, scored=scored)
+        faults: tuple[type[BaseException], ...] = (Lit3rError, *server_errors())
+        try:
+            return self._read_llm(request, scored, fallback, read_ids)
+        except faults:
+            raise  # a server or index fault is the run's to report (it may stop the batch)
+        except Exception as exc:  # a defect in the LLM path must not lose the question: the extractive answer stands
+            logging.getLogger("lit3r.read").warning("LLM reader failed (%s: %s); the extractive answer is used",
+                                                   type(exc).__name__, exc, exc_info=True)
+            fallback.reader = "llm failed + extractive"
+            fallback.notes.append(f"LLM reader failed ({type(exc).__name__}: {str(exc)[:200]}): the extractive "
+                                  "answer is used")
+            return fallback
+
+    def _read_llm(self, request: ReadRequest, scored: Any, fallback: ReadResult, read_ids: list[str]) -> ReadResult:
+        """Stages 1 and 2 over ``read_ids`` (:meth:`read`), ``fallback`` the extractive answer."""
+        question = request.question
+        options, schema, answer_types = request.options, request.schema, request.answer_types
         per_paper: dict[str, list[Chunk]] = {pid: [] for pid in read_ids}
         for _, c in scored.items:
             if c.paper_id in per_paper and len(per_paper[c.paper_id]) < self.params.chunks_per_paper:

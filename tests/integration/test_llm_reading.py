@@ -152,3 +152,22 @@ def test_stage2_revises_the_extractive_draft_and_sees_its_evidence(base):
     Engine(off, encoder=base.encoder.encoder, llm=StructuredLLM(script, backoff=0)).ask(
         QUESTION, papers=[GOLD, "2007.14062"], options=options, answer_types=("freeform", "multiple_choice"))
     assert "- none" in script.stage2[0].split("Draft answer", 1)[1].split("Reply with:", 1)[0]
+
+
+def test_a_defect_in_the_llm_path_never_loses_the_question(base, monkeypatch):
+    """Any unexpected exception of the LLM reader (not a server or index fault) leaves the
+    extractive answer, noted in the trace, and the path counts as the fallback."""
+    import lit3r.read.llm as llm_reader
+
+    def broken(*args, **kwargs):
+        raise TypeError("'NoneType' object is not subscriptable")
+
+    monkeypatch.setattr(llm_reader, "draft_lines", broken)
+    script = ReaderScript({p: NOT_RELEVANT for p in (GOLD, "2007.14062")},
+                          {"papers": [GOLD], "evidence": ["E1"], "calculation": "", "answer": "a"})
+    res = _ask(base, script, [GOLD, "2007.14062"], llm_papers=2)
+    extractive = Engine(base.settings, encoder=base.encoder.encoder).ask(
+        QUESTION, papers=[GOLD, "2007.14062"], answer_types=("freeform",)).read
+    assert res.answered_by() == "fallback" and res.read.freeform == extractive.freeform
+    assert res.read.papers == extractive.papers and res.submission()["gold_papers"]
+    assert any(n.startswith("LLM reader failed (TypeError: 'NoneType'") for n in res.read.notes)
