@@ -36,7 +36,8 @@ def test_schema_constrained_json_from_the_real_server(llm_url):
 def test_ask_with_the_local_llm_server(subset_home, llm_url):
     settings = load_settings(home=subset_home, llm={"provider": "openai", "model": "smollm2", "base_url": llm_url,
                                                       "json_mode": "object_schema", "max_tokens": 256,
-                                                      "cache": False, "vision": False})
+                                                      "cache": False, "vision": False, "timeout": 600,
+                                                      "retry_budget_s": 1200})  # a loaded 2-core machine
     settings.retrieve.max_rounds = 2
     settings.read.llm_papers = 2
     res = Engine(settings).ask("Which paper proposes sparse attention with random, window and global tokens "
