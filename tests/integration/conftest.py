@@ -113,3 +113,18 @@ def move_corpus(neo) -> None:
         store.run_write("MATCH (m:Lit3rCorpus) DELETE m", {})
     finally:
         store.close()
+
+
+def send_json(handler, code: int, payload, headers: dict | None = None) -> None:
+    """Write ``payload`` as a JSON response with status ``code`` (and extra ``headers``) from a
+    ``BaseHTTPRequestHandler``: the misbehaving OpenAI-compatible servers of the tests."""
+    import json
+
+    data = json.dumps(payload).encode()
+    handler.send_response(code)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    for k, v in (headers or {}).items():
+        handler.send_header(k, v)
+    handler.end_headers()
+    handler.wfile.write(data)

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from lit3r.errors import LLMError
 from lit3r.llm.client import StructuredLLM
 from lit3r.llm.providers import OpenAIChat
+from tests.integration.conftest import send_json
 
 
 class Answer(BaseModel):
@@ -72,14 +73,7 @@ class Handler(BaseHTTPRequestHandler):
             code, headers, err = (400, {}, OVERFLOW_400) if kind == "overflow" else (
                 args[0], args[1] if len(args) > 1 else {}, args[2] if len(args) > 2 else
                 {"error": {"message": f"status {args[0]}"}})
-            data = json.dumps(err).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for k, v in headers.items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, code, err, headers)
             return
         content, finish, refusal = (args[0] if args else '{"value": 2}'), "stop", None
         if kind == "sleep":

@@ -31,7 +31,7 @@ from typing import Optional
 import pytest
 
 from tests.conftest import CORPUS, ROOT
-from tests.integration.conftest import SUBSET, server_settings
+from tests.integration.conftest import SUBSET, send_json, server_settings
 
 pytestmark = pytest.mark.robustness
 
@@ -367,14 +367,7 @@ class _LLMHandler(BaseHTTPRequestHandler):
                             "type": "insufficient_quota", "code": "insufficient_quota"}, {}),
             "retry_after": (429, {"message": "Rate limit reached"}, {"retry-after": "300"}),
         }[mode]
-        data = json.dumps({"error": error}).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for k, v in headers.items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, code, {"error": error}, headers)
 
 
 @pytest.fixture(scope="module")
