@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
-__all__ = ["cut", "text", "items", "Label", "PaperRef", "LABEL_CHARS", "ID_CHARS", "GRAMMAR_MAX_CHARS"]
+__all__ = ["cut", "text", "items", "Label", "LABEL_CHARS", "ID_CHARS", "GRAMMAR_MAX_CHARS"]
 
 #: The longest ``maxLength`` a reply schema may give a string: llama.cpp (0.3.x) turns it into
 #: nested optional rules, and its grammar parser refuses 1,500 ("number of rules that are going
@@ -50,5 +50,3 @@ def items(of: Any, n: int, schema_n: int | None = None) -> Any:
 
 #: A passage label field (for static model fields; :func:`text` builds the same for dynamic ones).
 Label = Annotated[str, Field(max_length=LABEL_CHARS), cut(LABEL_CHARS)]
-#: A paper id field as the model writes it.
-PaperRef = Annotated[str, Field(max_length=ID_CHARS), cut(ID_CHARS)]

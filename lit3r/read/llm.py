@@ -247,8 +247,7 @@ class LLMReader:
         relevant = relevant[: self.params.synth_papers]
         if self.params.draft:  # the draft's evidence and the passage behind each option, among the passages
             behind = [m["chunk_id"] for lab in options or {} if (m := option_match(fallback.option_support, lab))]
-            shown = list(fallback.evidence) + [c for c in self.graph.chunks(list(dict.fromkeys(behind)))
-                                               if c.chunk_id not in {e.chunk_id for e in fallback.evidence}]
+            shown = list(fallback.evidence) + self.graph.chunks(list(dict.fromkeys(behind)))  # de-duplicated below
             relevant = with_draft_evidence(relevant, shown)
         result = ReadResult(fallback.papers, fallback.evidence, fallback.freeform, fallback.choice,
                             paper_scores=fallback.paper_scores, option_scores=fallback.option_scores,
