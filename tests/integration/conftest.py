@@ -56,29 +56,6 @@ def subset_home(subset_ingest):
     return subset_ingest[0]
 
 
-@pytest.fixture(scope="session")
-def servers(tmp_path_factory):
-    """A real Neo4j and a real single-node OpenSearch, started once for the session from Maven
-    artifacts (tests/servers/). Never skipped: a server that cannot start fails the tests."""
-    from tests.servers import neo4j_server, opensearch_server
-
-    work = tmp_path_factory.mktemp("servers")
-    try:
-        neo4j_server.build()
-        opensearch_server.build()
-        neo = neo4j_server.start(work / "neo4j")
-    except Exception as exc:
-        pytest.fail(f"Neo4j could not start: {exc}")
-    try:
-        osr = opensearch_server.start(work / "opensearch")
-    except Exception as exc:
-        neo.stop()
-        pytest.fail(f"OpenSearch could not start: {exc}")
-    yield neo, osr
-    osr.stop()
-    neo.stop()
-
-
 def server_settings(home, servers, prefix: str, **extra):
     """Settings of the servers backend over ``home`` with OpenSearch indices ``<prefix>-*``."""
     from lit3r.config import load_settings

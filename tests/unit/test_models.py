@@ -18,6 +18,8 @@ from lit3r.models import (
 )
 from lit3r.protocols import Encoder, Reranker
 
+pytestmark = pytest.mark.models  # lit3r.models imports torch for every encoder, reranker and device check
+
 
 @pytest.fixture(scope="module")
 def minilm() -> Encoder:

@@ -4,7 +4,8 @@ store and Neo4j on a real server), in the style of Haystack's shared DocumentSto
 Each implementation class provides ``make_store(papers, chunks, refs, neighbours)``: a store that
 holds exactly these records, written through the implementation's own ``load``. The expected
 answers are computed here from the records themselves (no implementation is the oracle), over
-the real 10-paper subset.
+the hand-made corpus of :mod:`tests.contract.corpus` (the ``records`` fixture): seconds for the
+embedded store; a real ingest feeds the same stores in tests/integration.
 """
 
 from __future__ import annotations
@@ -42,22 +43,22 @@ class GraphStoreContract:
 
     @pytest.fixture(scope="class")
     @classmethod
-    def store(cls, subset_records):
-        papers, chunks, refs, neighbours, _ = subset_records
+    def store(cls, records):
+        papers, chunks, refs, neighbours, _ = records
         return cls.make_store(papers, chunks, refs, neighbours)
 
     # -- papers and chunks -------------------------------------------------------------------
-    def test_paper_ids_are_the_loaded_papers_sorted(self, store, subset_records):
-        assert store.paper_ids() == sorted(p.paper_id for p in subset_records[0])
+    def test_paper_ids_are_the_loaded_papers_sorted(self, store, records):
+        assert store.paper_ids() == sorted(p.paper_id for p in records[0])
 
-    def test_paper_returns_the_record(self, store, subset_records):
-        for p in subset_records[0]:
+    def test_paper_returns_the_record(self, store, records):
+        for p in records[0]:
             assert store.paper(p.paper_id).model_dump() == p.model_dump()
         with pytest.raises(KeyError):
             store.paper(UNKNOWN)
 
-    def test_chunks_by_id_in_the_asked_order(self, store, subset_records):
-        chunks = subset_records[1]
+    def test_chunks_by_id_in_the_asked_order(self, store, records):
+        chunks = records[1]
         ids = [c.chunk_id for c in chunks[::7]][::-1]
         by_id = {c.chunk_id: c for c in chunks}
         assert [c.model_dump() for c in store.chunks(ids)] == [by_id[i].model_dump() for i in ids]
@@ -68,16 +69,16 @@ class GraphStoreContract:
         with pytest.raises(KeyError):
             store.chunk(f"{UNKNOWN}::c0000")
 
-    def test_chunks_of_a_paper_in_reading_order(self, store, subset_records):
-        papers, chunks = subset_records[0], subset_records[1]
+    def test_chunks_of_a_paper_in_reading_order(self, store, records):
+        papers, chunks = records[0], records[1]
         for p in papers:
             want = sorted((c for c in chunks if c.paper_id == p.paper_id), key=lambda c: c.seq)
             assert [c.model_dump() for c in store.chunks_of(p.paper_id)] == [c.model_dump() for c in want]
         with pytest.raises(KeyError):
             store.chunks_of(UNKNOWN)
 
-    def test_membership_lookups_are_batched_and_ignore_unknown_ids(self, store, subset_records):
-        papers, chunks = subset_records[0], subset_records[1]
+    def test_membership_lookups_are_batched_and_ignore_unknown_ids(self, store, records):
+        papers, chunks = records[0], records[1]
         assert store.has_papers([papers[0].paper_id, UNKNOWN, papers[1].paper_id]) == {papers[0].paper_id,
                                                                                         papers[1].paper_id}
         assert store.has_papers([]) == set()
@@ -85,30 +86,30 @@ class GraphStoreContract:
         assert store.papers_of([*ids, "nope::c0001"]) == {c.chunk_id: c.paper_id for c in chunks[:50]}
 
     # -- citations -----------------------------------------------------------------------------
-    def test_cites_is_the_reference_list(self, store, subset_records):
-        refs = subset_records[2]
-        for p in subset_records[0]:
+    def test_cites_is_the_reference_list(self, store, records):
+        refs = records[2]
+        for p in records[0]:
             want = sorted((r.number, r.work_id, r.cited_paper_id) for r in refs if r.paper_id == p.paper_id)
             assert store.cites(p.paper_id) == want
         with pytest.raises(KeyError):
             store.cites(UNKNOWN)
 
-    def test_cited_by_resolves_corpus_citations(self, store, subset_records):
-        refs = subset_records[2]
+    def test_cited_by_resolves_corpus_citations(self, store, records):
+        refs = records[2]
         n = 0
-        for p in subset_records[0]:
+        for p in records[0]:
             want = sorted({r.paper_id for r in refs if r.cited_paper_id == p.paper_id})
             assert store.cited_by(p.paper_id) == want
             n += len(want)
-        assert n > 0  # the subset cites itself: the check is not vacuous
+        assert n > 0  # the corpus cites itself: the check is not vacuous
         with pytest.raises(KeyError):
             store.cited_by(UNKNOWN)
 
     @pytest.mark.parametrize("min_shared,limit", [(2, 50), (1, 3), (5, 10)])
-    def test_bibliographic_coupling_by_jaccard(self, store, subset_records, min_shared, limit):
-        refs = subset_records[2]
+    def test_bibliographic_coupling_by_jaccard(self, store, records, min_shared, limit):
+        refs = records[2]
         nonempty = 0
-        for p in subset_records[0]:
+        for p in records[0]:
             want = _coupling(refs, p.paper_id, min_shared, limit)
             got = store.coupled_papers(p.paper_id, min_shared, limit)
             assert [(q, s) for q, _, s in got] == [(q, s) for q, _, s in want]
@@ -118,9 +119,9 @@ class GraphStoreContract:
         with pytest.raises(KeyError):
             store.coupled_papers(UNKNOWN)
 
-    def test_similar_papers_are_the_neighbour_lists_by_rank(self, store, subset_records):
-        neighbours = subset_records[3]
-        for p in subset_records[0]:
+    def test_similar_papers_are_the_neighbour_lists_by_rank(self, store, records):
+        neighbours = records[3]
+        for p in records[0]:
             want = sorted((n for n in neighbours if n.paper_id == p.paper_id), key=lambda n: n.rank)
             got = store.similar_papers(p.paper_id, 3)
             assert [q for q, _ in got] == [n.neighbour_id for n in want[:3]]
@@ -128,21 +129,21 @@ class GraphStoreContract:
         with pytest.raises(KeyError):
             store.similar_papers(UNKNOWN)
 
-    @pytest.mark.parametrize("text", [None, "attention", "TRANSFORMER", "2007.", "vaswani", "no such words"])
-    def test_find_papers_by_id_title_or_author(self, store, subset_records, text):
-        papers = sorted(subset_records[0], key=lambda p: p.paper_id)
+    @pytest.mark.parametrize("text", [None, "attention", "SPARSE", "2102.", "lovelace", "no such words"])
+    def test_find_papers_by_id_title_or_author(self, store, records, text):
+        papers = sorted(records[0], key=lambda p: p.paper_id)
         t = (text or "").lower()
         want = [p.model_dump() for p in papers if t in p.paper_id.lower() or t in p.title.lower()
                 or any(t in a.lower() for a in p.authors)]
         assert [p.model_dump() for p in store.find_papers(text)] == want
         assert [p.paper_id for p in store.find_papers(text, limit=2)] == [p["paper_id"] for p in want[:2]]
-        if text == "vaswani":
-            assert [p["paper_id"] for p in want] == ["1706.03762"]  # an author match: not vacuous
+        if text == "lovelace":
+            assert [p["paper_id"] for p in want] == ["2101.00001", "2102.00003"]  # author matches: not vacuous
 
-    def test_citation_links_are_the_cites_pairs_of_works(self, store, subset_records):
-        refs = subset_records[2]
+    def test_citation_links_are_the_cites_pairs_of_works(self, store, records):
+        refs = records[2]
         pairs = {(f"paper:{r.paper_id}", r.work_id) for r in refs}
-        for p in subset_records[0]:
+        for p in records[0]:
             me = f"paper:{p.paper_id}"
             assert store.citation_links([me]) == {(a, b) for a, b in pairs if me in (a, b)}
         works = sorted({r.work_id for r in refs if not r.work_id.startswith("paper:")})[:40]
@@ -150,8 +151,8 @@ class GraphStoreContract:
         assert got == {(a, b) for a, b in pairs if b in works} and got
         assert store.citation_links([]) == set()
 
-    def test_snapshot_is_reentrant_and_reads_the_same(self, store, subset_records):
-        pid = subset_records[0][0].paper_id
+    def test_snapshot_is_reentrant_and_reads_the_same(self, store, records):
+        pid = records[0][0].paper_id
         with store.snapshot():
             first = store.chunks_of(pid)
             with store.snapshot():
@@ -159,9 +160,9 @@ class GraphStoreContract:
         assert [c.chunk_id for c in store.chunks_of(pid)] == [c.chunk_id for c in first]
 
     # -- writes --------------------------------------------------------------------------------
-    def test_load_writes_only_changes_and_deletes_the_rest(self, subset_records):
+    def test_load_writes_only_changes_and_deletes_the_rest(self, records):
         """A changed chunk text, a dropped paper, then the original records again."""
-        papers, chunks, refs, neighbours, _ = subset_records
+        papers, chunks, refs, neighbours, _ = records
         gone = papers[-1].paper_id
         changed = papers[0].paper_id
         first = next(c for c in chunks if c.paper_id == changed)
@@ -214,10 +215,10 @@ class TestNeo4jGraphStore(GraphStoreContract):
         store.close()
         return Neo4jGraphStore.open(connect(cls.uri))
 
-    def test_a_second_identical_load_writes_nothing(self, store, subset_records):
+    def test_a_second_identical_load_writes_nothing(self, store, records):
         from graph.neo4j_store import Neo4jGraphStore, connect
 
-        papers, chunks, refs, neighbours, _ = subset_records
+        papers, chunks, refs, neighbours, _ = records
         again = Neo4jGraphStore(connect(self.uri))
         report = again.load(papers, chunks, refs, neighbours)
         assert report["written"] == 0 and report["deleted"] == 0

@@ -1,7 +1,8 @@
 """The SearchIndex contract: one suite that the embedded index and OpenSearch (a real server)
 both pass. Each implementation class provides ``make_index(chunks, vectors)``: an index that
 holds exactly these chunks (written through the implementation's own load path). Expectations
-come from the records and vectors of the real 10-paper subset, not from either implementation.
+come from the records and vectors of the hand-made corpus (:mod:`tests.contract.corpus`: hashing
+encoder vectors), not from either implementation.
 """
 
 from __future__ import annotations
@@ -35,15 +36,15 @@ class SearchIndexContract:
 
     @pytest.fixture(scope="class")
     @classmethod
-    def index(cls, subset_records):
-        _, chunks, _, _, vectors = subset_records
+    def index(cls, records):
+        _, chunks, _, _, vectors = records
         return cls.make_index(chunks, vectors)
 
-    def test_dimension(self, index, subset_records):
-        assert index.dim == subset_records[4].shape[1]
+    def test_dimension(self, index, records):
+        assert index.dim == records[4].shape[1]
 
-    def test_chunk_bm25_finds_a_chunk_by_its_own_words(self, index, subset_records):
-        for c in _distinctive(subset_records[1]):
+    def test_chunk_bm25_finds_a_chunk_by_its_own_words(self, index, records):
+        for c in _distinctive(records[1]):
             hits = index.chunk_bm25(" ".join(tokenize(c.text)[:40]), 10)
             assert hits and hits[0][0] == c.chunk_id
             scores = [s for _, s in hits]
@@ -57,14 +58,14 @@ class SearchIndexContract:
         assert len(index.chunk_bm25("attention model", 3)) == 3
         assert len(index.paper_bm25("attention model", 2)) == 2
 
-    def test_paper_bm25_ranks_the_paper_of_the_words_first(self, index, subset_records):
-        papers = {c.paper_id for c in subset_records[1]}
-        for c in _distinctive(subset_records[1]):
+    def test_paper_bm25_ranks_the_paper_of_the_words_first(self, index, records):
+        papers = {c.paper_id for c in records[1]}
+        for c in _distinctive(records[1]):
             hits = index.paper_bm25(" ".join(tokenize(c.text)[:40]), 5)
             assert hits[0][0] == c.paper_id and {p for p, _ in hits} <= papers
 
-    def test_dense_search_finds_a_chunk_by_its_vector(self, index, subset_records):
-        chunks, vectors = subset_records[1], subset_records[4]
+    def test_dense_search_finds_a_chunk_by_its_vector(self, index, records):
+        chunks, vectors = records[1], records[4]
         for i in range(0, len(chunks), max(1, len(chunks) // 8)):
             hits = index.chunk_dense(vectors[i], 5)
             ids = [h for h, _ in hits]
@@ -72,8 +73,8 @@ class SearchIndexContract:
             assert chunks[i].chunk_id in ids or np.isclose(hits[0][1], 1.0, atol=1e-3)
             assert hits[0][1] == pytest.approx(1.0, abs=1e-3)
 
-    def test_dense_many_equals_one_by_one(self, index, subset_records):
-        vectors = subset_records[4][::97][:5]
+    def test_dense_many_equals_one_by_one(self, index, records):
+        vectors = records[4][::97][:5]
         many = index.chunk_dense_many(vectors, 7)
         assert len(many) == len(vectors)
         for v, hits in zip(vectors, many):
@@ -82,8 +83,8 @@ class SearchIndexContract:
             assert [s for _, s in hits] == pytest.approx([s for _, s in one], abs=1e-5)
         assert index.chunk_dense_many(vectors[:0], 7) == []
 
-    def test_vectors_by_id_in_the_asked_order(self, index, subset_records):
-        chunks, vectors = subset_records[1], subset_records[4]
+    def test_vectors_by_id_in_the_asked_order(self, index, records):
+        chunks, vectors = records[1], records[4]
         pick = list(range(0, len(chunks), 13))[::-1]
         got = index.vectors_of([chunks[i].chunk_id for i in pick])
         assert got.dtype == np.float32 and got.shape == (len(pick), vectors.shape[1])
@@ -92,24 +93,24 @@ class SearchIndexContract:
         with pytest.raises(KeyError):
             index.vectors_of([chunks[0].chunk_id, "nope::c0000"])
 
-    def test_paper_head_is_the_start_of_the_paper_text(self, index, subset_records):
-        chunks = subset_records[1]
+    def test_paper_head_is_the_start_of_the_paper_text(self, index, records):
+        chunks = records[1]
         pid = chunks[0].paper_id
         text = "\n".join(c.text for c in sorted((c for c in chunks if c.paper_id == pid), key=lambda c: c.seq))
         assert index.paper_head(pid, 300) == text[:300]
         with pytest.raises(KeyError):
             index.paper_head("no-such-paper", 100)
 
-    def test_snapshot_is_reentrant(self, index, subset_records):
-        v = subset_records[4][0]
+    def test_snapshot_is_reentrant(self, index, records):
+        v = records[4][0]
         with index.snapshot():
             with index.snapshot():
                 a = index.chunk_dense(v, 3)
             b = index.chunk_dense(v, 3)
         assert [h for h, _ in a] == [h for h, _ in b]
 
-    def test_reloading_without_a_paper_removes_its_chunks(self, subset_records):
-        chunks, vectors = subset_records[1], subset_records[4]
+    def test_reloading_without_a_paper_removes_its_chunks(self, records):
+        chunks, vectors = records[1], records[4]
         gone = chunks[-1].paper_id
         keep = [i for i, c in enumerate(chunks) if c.paper_id != gone]
         index = self.make_index([chunks[i] for i in keep], vectors[keep])
@@ -155,7 +156,7 @@ class TestOpenSearchIndex(SearchIndexContract):
     def test_the_encoder_is_recorded_with_the_index(self, index):
         assert index.encoder == "test-encoder"
 
-    def test_a_reload_leaves_no_duplicate_documents(self, index, subset_records):
-        chunks = subset_records[1]
-        self.make_index(chunks, subset_records[4])
+    def test_a_reload_leaves_no_duplicate_documents(self, index, records):
+        chunks = records[1]
+        self.make_index(chunks, records[4])
         assert index.count() == {"chunks": len(chunks), "papers": len({c.paper_id for c in chunks})}
