@@ -9,7 +9,8 @@ function, of every fixture it uses (transitively) and of the test modules' helpe
 
 - a fixture named in :data:`FIXTURES` (``shared_data``, ``servers``, ``minilm``, ...);
 - a name in :data:`NAMES` used by that code (``neo4j_server``, ``opensearch_server``: a test
-  server is started; ``llama_server``; ``torch``);
+  server is started; ``llama_server``; ``torch``; the library's entry points that load the
+  encoder), or a string constant in :data:`CONSTANTS` (the CLI commands ``ingest`` and ``ask``);
 - a global that is a path inside the shared data folder (``CORPUS / "pdfs"``, a module constant
   such as ``PDF = CORPUS / ...``), or such a path among the test's parameters.
 
@@ -35,8 +36,14 @@ NEEDS = {
 #: fixture name -> the marker it implies (fixtures that use these inherit them).
 FIXTURES = {"shared_data": "data", "servers": "servers", "minilm": "models", "tiny_cross_encoder": "models",
             "subset_ingest": "models"}  # subset_ingest: a real `lit3r ingest` with the default encoder
-#: a name used by a test's or fixture's code -> the marker it implies.
-NAMES = {"neo4j_server": "servers", "opensearch_server": "servers", "llama_server": "llm", "torch": "models"}
+#: a name used by a test's or fixture's code -> the marker it implies (the library's entry points that
+#: load the configured encoder count as models: a home built with ``hashing:<dim>`` would not need
+#: one, but a test marked for more than it needs only runs later, never not at all).
+NAMES = {"neo4j_server": "servers", "opensearch_server": "servers", "llama_server": "llm", "torch": "models",
+         "build_stores": "models", "Engine": "models", "load_encoder": "models", "SentenceEncoder": "models"}
+#: a string constant in that code -> the marker it implies: the CLI commands that encode
+#: (``[sys.executable, "-m", "lit3r.cli", "ingest", ...]``, ``CliRunner().invoke(main, ["ask", ...])``).
+CONSTANTS = {"ingest": "models", "ask": "models"}
 #: how many helper calls deep the walk follows test-module functions.
 DEPTH = 4
 
@@ -72,6 +79,7 @@ def code_needs(fn: Any, shared: Path, seen: set | None = None, depth: int = DEPT
     seen.add(fn)
     found: set[str] = set()
     for code in _codes(fn.__code__):
+        found |= {CONSTANTS[c] for c in code.co_consts if isinstance(c, str) and c in CONSTANTS}
         for name in code.co_names:
             if name in NAMES:
                 found.add(NAMES[name])

@@ -47,6 +47,9 @@ def llm_server():
 def uses_torch():
     import torch
     return torch
+
+def runs_the_cli_ask(runner, main):
+    return runner.invoke(main, ["ask", "Which method is linear?"])
 """
 SAMPLES: dict = {"__name__": "tests.unit.tier_samples"}
 exec(compile(SOURCE, "tier_samples", "exec"), SAMPLES)
@@ -55,7 +58,7 @@ exec(compile(SOURCE, "tier_samples", "exec"), SAMPLES)
 def test_code_that_names_a_data_path_or_starts_a_server_needs_it():
     want = {"plain": set(), "names_the_folder": {"data"}, "in_a_comprehension": {"data"},
             "through_a_helper": {"data"}, "through_a_server_helper": {"servers"}, "llm_server": {"llm"},
-            "uses_torch": {"models"}}
+            "uses_torch": {"models"}, "runs_the_cli_ask": {"models"}}
     assert {name: code_needs(SAMPLES[name], DATA) for name in want} == want
     assert code_needs(SAMPLES["names_the_folder"], Path("/elsewhere")) == set()
 
