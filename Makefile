@@ -46,7 +46,7 @@ test-fast: $(VENV)/.installed-dev
 
 # ruff (style, import order, bugbear, complexity <= 15) and mypy (the packages' typed seams)
 lint: $(VENV)/.installed-dev
-	$(VENV)/bin/ruff check graph ingest lit3r tests bench
+	$(VENV)/bin/ruff check graph ingest lit3r tests bench docs
 	$(VENV)/bin/mypy
 
 bench: $(VENV)/.installed
