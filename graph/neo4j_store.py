@@ -95,7 +95,7 @@ class Neo4jGraphStore:
     @classmethod
     def open(cls, driver, database: Optional[str] = None) -> "Neo4jGraphStore":
         """A store over a database that holds a corpus (one round trip). Raises
-        FileNotFoundError when it holds none."""
+        graph.errors.NotBuiltError when it holds none."""
         store = cls(driver, database)
         if not store._read("corpus_present"):
             raise NotBuiltError("no Lit3R corpus in the Neo4j database: run `lit3r ingest PDF_DIR` "

@@ -3,7 +3,8 @@
 Two implementations answer through it: :class:`graph.embedded.EmbeddedGraphStore` (SQLite,
 in-process, zero set-up, the default) and the Neo4j store (Cypher files in ``cypher/``). The Relate step of
 the seed paper (section 2.2) uses :meth:`similar_papers` and :meth:`coupled_papers`; the
-reader uses :meth:`chunk` / :meth:`chunks_of` to build evidence locators.
+reader uses :meth:`chunk` / :meth:`chunks_of` to build evidence locators. One contract suite,
+tests/contract/test_contract_graph.py, checks that both answer alike.
 """
 
 from __future__ import annotations

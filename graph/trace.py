@@ -19,8 +19,8 @@ is the final (reader's) candidate rank, None for a paper of Ranking A or B cut f
 Two stores answer the :class:`TraceStore` protocol: :class:`EmbeddedTraceStore` (SQLite
 tables ``trace_nodes``/``trace_edges`` in its own file, the corpus read through a
 :class:`graph.store.GraphStore`) and :class:`graph.neo4j_trace.Neo4jTraceStore` (the named
-``cypher/trace_*.cypher`` statements). Their query results are identical (the shared tests
-check it); the shapes are documented on the protocol.
+``cypher/trace_*.cypher`` statements). Their query results are identical (one contract suite,
+tests/contract/test_contract_trace.py, checks it); the shapes are documented on the protocol.
 """
 
 from __future__ import annotations

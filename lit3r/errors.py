@@ -2,9 +2,11 @@
 
 Each message is one line: what failed, why, and the fix. The CLI catches :class:`Lit3rError`
 once (``lit3r.cli``) and prints the message; anything else is a bug and keeps its traceback.
-The root and the storage errors come from :mod:`graph.errors` (the lowest layer), the
-ingestion errors from :mod:`ingest.document`; this module re-exports them beside the
-application's own, so callers import every error from here.
+The root and the storage errors come from :mod:`graph.errors` (the lowest layer); this
+module re-exports them (:data:`__all__`) beside the application's own. Errors of the layers
+below that it does not re-export are imported from their own modules: ingestion's
+``BadInputError``, ``MetadataError`` and ``CorpusOrderError`` (:mod:`ingest.document`,
+:mod:`ingest.metadata`, :mod:`ingest.corpus`), ``graph.trace.TraceStoreError``.
 """
 
 from __future__ import annotations

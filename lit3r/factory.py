@@ -1,8 +1,14 @@
 """The one factory: stores, encoder, reranker, LLM and reader, built from the settings.
 
-Callers never branch on a backend, reranker or provider name: each name is a key of a registry
-(:data:`BACKENDS` here, :data:`lit3r.models.RERANKERS`, :data:`lit3r.llm.providers.PROVIDERS`).
-Drivers and clients are built here and injected into the stores.
+The stores, the reranker and the LLM are chosen through registries keyed by the settings' names:
+:data:`BACKENDS`, :data:`GRAPH_BACKENDS` and :data:`TRACE_BACKENDS` here (and
+``lit3r.cli.doctor.BACKEND_CHECKS``), :data:`lit3r.models.RERANKERS`,
+:data:`lit3r.llm.providers.PROVIDERS`. Some callers still branch on a name: on the backend,
+``lit3r.build._sync`` (the servers load), ``lit3r.cli.cypher`` (Cypher needs Neo4j) and
+``lit3r.cli.Lit3rGroup`` (the servers-disagree message); on the provider,
+``lit3r.config.llm_profile`` (the small profile is the local provider's) and the ``--llm`` choices
+of ``lit3r ask`` and ``lit3r run``, which list the providers again. Drivers and clients are built
+here and injected into the stores.
 
 Backends (``settings.backend``):
 

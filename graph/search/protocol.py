@@ -1,8 +1,9 @@
 """The SearchIndex interface: the three Retrieve lanes plus what the reranker and reader read.
 
-Implemented by :class:`graph.search.embedded.EmbeddedSearchIndex` (bm25s + numpy) and
-:class:`graph.search.opensearch.OpenSearchIndex` (OpenSearch); the shared backend tests check
-that they agree.
+Implemented by :class:`graph.search.embedded.EmbeddedSearchIndex` (BM25 postings segments on disk,
+:mod:`graph.search.bm25`, and a memory-mapped float32 vector file searched with numpy) and
+:class:`graph.search.opensearch.OpenSearchIndex` (OpenSearch); one contract suite,
+tests/contract/test_contract_search.py, checks that both answer alike.
 """
 
 from __future__ import annotations

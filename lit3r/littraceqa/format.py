@@ -1,4 +1,4 @@
-"""The LitTraceQA evidence vocabulary (../shared/docs/LITTRACEQA.md): locator keys, source
+"""The LitTraceQA evidence vocabulary (the shared task's submission format): locator keys, source
 types, object ids and the official evidence key, and a stored chunk -> an evidence item.
 
 Every locator is built from a real chunk, so it always points at a physical page and an object

@@ -1,5 +1,5 @@
-"""LitTraceQA question lines (../shared/docs/LITTRACEQA.md, "Question input") as pydantic models,
-and a check of a whole input file that names every bad line and its field.
+"""LitTraceQA question lines (the shared task's question input, restated by the models below) as
+pydantic models, and a check of a whole input file that names every bad line and its field.
 
 A line is one JSON object: ``query_id`` (a non-empty string, unique in the file), ``question``
 (a non-empty string), ``answer_types`` (a non-empty list of ``freeform``, ``multiple_choice``,

@@ -1,4 +1,4 @@
-"""The LitTraceQA official metrics (../shared/docs/LITTRACEQA.md), as pure functions.
+"""The LitTraceQA official metrics (the shared task's scoring, restated below), as pure functions.
 
 Per question: paper P/R/F1 (sets of paper ids), evidence P/R/F1 (sets of normalised evidence
 keys), multiple-choice accuracy, freeform exact match, table row P/R/F1 and cell accuracy.

@@ -1,8 +1,8 @@
-"""Deterministic validation and repair of a submission line (DESIGN.md "Read": every locator must
-point at a real chunk of a selected paper; seed paper section 2.3, output checks).
+"""Deterministic validation and repair of a submission line (every locator must point at a real
+chunk of a selected paper; seed paper section 2.3, output checks).
 
-Whatever the reader (extractive or LLM) produced, the line that leaves the system obeys
-../shared/docs/LITTRACEQA.md:
+Whatever the reader (extractive or LLM) produced, the line that leaves the system obeys the
+LitTraceQA submission format (:mod:`lit3r.littraceqa.format`):
 
 - ``gold_papers``: paper ids among the candidates, without duplicates, only the ``paper_id`` key;
 - ``evidence``: every item is rebuilt from a stored chunk of a selected paper (physical page,

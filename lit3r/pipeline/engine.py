@@ -1,5 +1,5 @@
 """The question-answering engine: open the stores once, then per question
-Retrieve -> Relate -> Read -> validate (seed paper section 2; DESIGN.md "The pipeline").
+Retrieve -> Relate -> Read -> validate (seed paper section 2; docs/ARCHITECTURE.md).
 
 :meth:`Engine.ask` reads top-down: the question's texts are encoded once (one batch; the
 vectors go to the reader), :class:`lit3r.pipeline.retrieve.Retrieve` builds the pool and Ranking
@@ -62,7 +62,7 @@ class AskResult:
     profile: dict[str, Any] = field(default_factory=dict)
 
     def submission(self) -> dict[str, Any]:
-        """The validated LitTraceQA submission line (../shared/docs/LITTRACEQA.md)."""
+        """The validated LitTraceQA submission line (its fields: :mod:`lit3r.littraceqa.validate`)."""
         return self.line
 
     def answered_by(self) -> str:

@@ -1,5 +1,5 @@
 """The complete Retrieve step with an LLM: decomposition, hybrid retrieval per subquery, shared
-pool, verification, iterative rounds (seed paper section 2.1; DESIGN.md Retrieve steps 1-7).
+pool, verification, iterative rounds (seed paper section 2.1).
 
 Round 1: the LLM writes 4 subqueries (the question itself is always searched too). The new
 subqueries of a round run together in :meth:`lit3r.pipeline.subquery.SubquerySearch.run` (lanes, RRF,

@@ -1,5 +1,5 @@
 """One round's subqueries of the Retrieve step (question-anchored): seed paper section 2.1,
-DESIGN.md steps 2-5. The whole step (rounds, decomposition, verification) is
+hybrid retrieval, PRF and the rerank blend per subquery. The whole step (rounds, decomposition, verification) is
 :mod:`lit3r.pipeline.retrieve`.
 
 Per subquery:

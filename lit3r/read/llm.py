@@ -1,5 +1,5 @@
 """The LLM reader: local reading per candidate paper, then cross-paper synthesis (seed paper
-section 2.3; DESIGN.md "Read").
+section 2.3).
 
 Stage 1, local reading: for each of the first ``read.llm_papers`` candidates (bounded
 concurrency, candidate order), the ``read.chunks_per_paper`` chunks of that paper that the

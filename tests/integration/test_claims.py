@@ -105,7 +105,7 @@ def test_abstention_prints_one_line_and_exits_0(subset_home):
 
 
 def test_table_answer_reads_the_named_rows_of_one_table_block(engine):
-    """The README's example: the rows the question names, their cells from one block of the
+    """docs/USAGE.md's example: the rows the question names, their cells from one block of the
     stored Table 1 (not paper titles, not a mix of the two LLMs' blocks)."""
     schema = [{"name": "Method", "type": "string", "is_row_key": True}, {"name": "GSM8K", "type": "number"}]
     res = engine.ask("What are the GSM8K accuracies of CoT and CoT+RE2?", table_schema=schema)
