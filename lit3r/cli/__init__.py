@@ -21,6 +21,7 @@ from ingest.corpus import PARSERS, ingest_corpus, ingest_metadata_only
 from lit3r.cli.browser import browser
 from lit3r.cli.cypher import cypher
 from lit3r.cli.graph import graph
+from lit3r.cli.mcp import mcp
 from lit3r.cli.params import OPTION, PAPER_IDS, TABLE_SCHEMA, OneLineUsageError, command_path_of, options_dict
 from lit3r.cli.render import print_answer, print_shown, print_table, toml
 from lit3r.cli.trace import graph_trace, trace
@@ -554,3 +555,4 @@ main.add_command(graph)  # lit3r/cli/graph.py: the `lit3r graph` group
 main.add_command(trace)  # lit3r/cli/trace.py: `lit3r trace load|list|show|candidates|supported|delete`
 graph.add_command(graph_trace)  # `lit3r graph trace QUERY_ID`
 main.add_command(browser)  # lit3r/cli/browser.py
+main.add_command(mcp)  # lit3r/cli/mcp.py: the MCP server (lit3r/serve/)
