@@ -76,9 +76,10 @@ def _store(session: "Session", engine: Any, result: Any) -> tuple[Optional[dict]
     from lit3r.trace_graph import store_traces, trace_line
 
     line = redact_data(trace_line(result), session.secrets)
+    errors: tuple[type[BaseException], ...] = (Lit3rError, OSError, sqlite3.Error, *server_errors())
     try:
         store_traces(session.settings, [line], session.run, engine.graph)
-    except (Lit3rError, OSError, sqlite3.Error, *server_errors()) as exc:
+    except errors as exc:
         return None, "the trace was not stored: " + error_line(exc, session.settings, session.secrets)
     return {"query_id": result.query_id, "run": session.run}, None
 

@@ -53,7 +53,7 @@ def search_papers(session: "Session", query: str, limit: int) -> dict[str, Any]:
         cb, pb, dn = ([c for c, _ in hits] for hits in lanes)
         ranks = {"chunk_bm25": papers_by_best_chunk(cb, paper_of), "paper_bm25": pb,
                  "dense": papers_by_best_chunk(dn, paper_of)}
-        best = {}
+        best: dict[str, str] = {}
         for c in [*cb, *dn]:  # a paper's best passage: its first chunk in the chunk lanes
             best.setdefault(paper_of[c], c)
         heads = engine.paper_heads(ranking)

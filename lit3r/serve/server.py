@@ -46,7 +46,7 @@ PaperIds = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length
 def build_server(session: Session) -> Any:
     """An :class:`mcp.server.mcpserver.MCPServer` with Lit3R's tools and resources over ``session``."""
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+    from mcp.server.mcpserver.exceptions import ToolError
 
     server = MCPServer("lit3r", instructions=INSTRUCTIONS, log_level="WARNING")
 
@@ -57,6 +57,15 @@ def build_server(session: Session) -> Any:
                 return redact_data(fn(session, *args, **kwargs), session.secrets)
             except Exception as exc:  # noqa: BLE001 - every failure is a tool error, the server goes on
                 raise ToolError(error_line(exc, session.settings, session.secrets)) from None
+
+    _add_tools(server, call)
+    _add_resources(server, session)
+    return server
+
+
+def _add_tools(server: Any, call: Callable[..., Any]) -> None:
+    """The tools, each a thin typed wrapper of a function of :mod:`lit3r.serve` run by ``call``."""
+    from mcp.server.mcpserver.exceptions import ToolError
 
     @server.tool()
     def search_papers(query: Annotated[str, Field(min_length=1, description="Keywords or a question.")],
@@ -138,6 +147,11 @@ def build_server(session: Session) -> Any:
         the answer to each evidence passage."""
         return call(answers.trace, query_id, run)
 
+
+def _add_resources(server: Any, session: Session) -> None:
+    """``lit3r://papers`` and ``lit3r://papers/{paper_id}``; an unknown paper is ResourceNotFoundError."""
+    from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+
     def resource(fn: Callable[..., Any], *args: Any) -> str:
         with session.lock:
             try:
@@ -157,8 +171,6 @@ def build_server(session: Session) -> Any:
                      description="One paper's metadata: id, title, year, venue, authors, abstract, pages.")
     def paper_resource(paper_id: str) -> str:
         return resource(corpus.paper_record, paper_id)
-
-    return server
 
 
 def _cypher_description() -> str:
