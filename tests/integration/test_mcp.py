@@ -284,6 +284,9 @@ def test_bad_calls_are_one_line_tool_errors_and_the_server_keeps_answering(hashi
 
 
 def test_a_home_built_again_is_seen_without_a_restart(hashing_home, tmp_path):
+    """`lit3r ingest --rebuild` while the server runs builds a new index beside the open one and
+    swaps it in: the next call must read the new one (a server that kept its stores open on the
+    swapped-out files still answers from the two papers it started with)."""
     home = tmp_path / "home"
     shutil.copytree(hashing_home, home)
     pdfs = tmp_path / "pdfs"
@@ -297,7 +300,8 @@ def test_a_home_built_again_is_seen_without_a_restart(hashing_home, tmp_path):
         async with served(home, errlog) as s:
             seen.append(await call(s, "search_papers", query="Linformer self-attention linear complexity", limit=5))
             res = await anyio.to_thread.run_sync(lambda: subprocess.run(
-                [sys.executable, "-m", "lit3r.cli", "--home", str(home), "ingest", str(pdfs), "--no-images"],
+                [sys.executable, "-m", "lit3r.cli", "--home", str(home), "ingest", str(pdfs), "--no-images",
+                 "--rebuild"],  # a new index, built beside the open one and swapped in
                 cwd=ROOT, capture_output=True, text=True, env=_env()))
             assert res.returncode == 0 and "1 parsed" in res.stdout, res.stderr[-2000:]
             seen.append(await call(s, "search_papers", query="Linformer self-attention linear complexity", limit=5))
