@@ -210,12 +210,14 @@ def test_citations_are_what_lit3r_graph_shows(hashing_home, tmp_path):
 
 
 def test_bad_calls_are_one_line_tool_errors_and_the_server_keeps_answering(hashing_home, tmp_path):
+    home = tmp_path / "home"
+    shutil.copytree(hashing_home, home)  # the answers' traces are written into it
     errlog = tmp_path / "stderr.txt"
     results: list[tuple[str, bool, Any]] = []
     huge = "What does the Transformer replace recurrence with? " * 3000
 
     async def scenario() -> None:
-        async with served(hashing_home, errlog, LIT3R_NEO4J__PASSWORD=SECRET, OPENAI_API_KEY=SECRET + "-key") as s:
+        async with served(home, errlog, LIT3R_NEO4J__PASSWORD=SECRET, OPENAI_API_KEY=SECRET + "-key") as s:
             calls = [
                 ("unknown paper", "citations", {"paper_id": "9999.99999", "relation": "similar"}),
                 ("unknown paper in ask", "ask", {"question": QUESTION, "papers": ["9999.99999"]}),
