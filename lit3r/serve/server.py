@@ -39,7 +39,6 @@ explore the citation graph with citations (cypher on a Neo4j backend). ask runs 
 the answer line, its evidence locators and a trace id for trace. Cite evidence by paper id and page."""
 
 Limit = Annotated[int, Field(ge=1, le=100, description="How many results at most (1-100).")]
-Text = Annotated[str, Field(min_length=1, description="Free text.")]
 PaperIds = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1, max_length=200)]
 
 
