@@ -47,7 +47,7 @@ def build_server(session: Session) -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    server = MCPServer("lit3r", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = MCPServer("lit3r", instructions=INSTRUCTIONS, log_level="WARNING", middleware=[_one_line_errors])
 
     def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         with session.lock:
@@ -170,6 +170,25 @@ def _add_resources(server: Any, session: Session) -> None:
                      description="One paper's metadata: id, title, year, venue, authors, abstract, pages.")
     def paper_resource(paper_id: str) -> str:
         return resource(corpus.paper_record, paper_id)
+
+
+async def _one_line_errors(ctx: Any, call_next: Callable[[Any], Any]) -> Any:
+    """Server middleware: the SDK's own tool errors (arguments refused by the input schema: a
+    pydantic report over several lines with a link) as one line with the fix. The result is
+    the wire form of a ``tools/call`` result (``{"content": [...], "isError": true}``)."""
+    result = await call_next(ctx)
+    if not (isinstance(result, dict) and result.get("isError") and isinstance(result.get("content"), list)):
+        return result
+    content = []
+    for c in result["content"]:
+        if isinstance(c, dict) and c.get("type") == "text" and "\n" in str(c.get("text")):
+            lines = [x.strip() for x in c["text"].splitlines() if x.strip() and not x.strip().startswith("For further")]
+            text = " ".join(lines)
+            if "validation error" in text:
+                text += ": fix the argument (the tool's input schema gives each argument's type and limits)"
+            c = {**c, "text": text}
+        content.append(c)
+    return {**result, "content": content}
 
 
 def _cypher_description() -> str:
