@@ -9,8 +9,9 @@ naming its class, marked as a bug, and the server goes on answering.
 
 from __future__ import annotations
 
+import difflib
 import sqlite3
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from graph.errors import first_unreadable, one_line_message
 from lit3r.errors import Lit3rError, PermissionDenied, UnknownIdError, clean_line, shown_id
@@ -36,15 +37,21 @@ def echoed(text: str, limit: int = ECHO_CHARS) -> str:
     return f"{text[:limit]}... ({len(text):,} characters)"
 
 
-def error_line(exc: BaseException, settings: Optional["Settings"], secrets: list[str]) -> str:
-    """``exc`` as the one line of a tool error (module docstring), secrets masked."""
-    return one_line_message(redact(_line(exc, settings), secrets))
+def error_line(exc: BaseException, settings: Optional["Settings"], secrets: list[str],
+               paper_ids: Optional[Callable[[], Sequence[str]]] = None) -> str:
+    """``exc`` as the one line of a tool error (module docstring), secrets masked; ``paper_ids``:
+    the corpus's paper ids, for the close ones an unknown paper id gets ("did you mean ...")."""
+    return one_line_message(redact(_line(exc, settings, paper_ids), secrets))
 
 
-def _line(exc: BaseException, settings: Optional["Settings"]) -> str:
+def _line(exc: BaseException, settings: Optional["Settings"],
+          paper_ids: Optional[Callable[[], Sequence[str]]] = None) -> str:
     if isinstance(exc, UnknownIdError):  # without a hint of its own: the tool that finds ids
-        bare = str(exc) == f"unknown {exc.kind} id {shown_id(exc.ident)}"
-        return f"{exc}: {FIND_IDS.get(exc.kind, 'check the id')}" if bare else str(exc)
+        if str(exc) != f"unknown {exc.kind} id {shown_id(exc.ident)}":
+            return str(exc)
+        close = _close_ids(str(exc.ident), paper_ids) if exc.kind == "paper" else []
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        return f"{exc}{hint}: {FIND_IDS.get(exc.kind, 'check the id')}"
     if isinstance(exc, Lit3rError):
         return str(exc)
     if isinstance(exc, PermissionError):
@@ -62,3 +69,13 @@ def _line(exc: BaseException, settings: Optional["Settings"]) -> str:
         return f"{exc.filename or 'a file of the data folder'}: {exc.strerror or clean_line(exc)}: check the data folder"
     return (f"unexpected error ({type(exc).__name__}: {clean_line(exc, 200)}): a bug in Lit3R, please report it with "
             f"the tool call; the server goes on answering")
+
+
+def _close_ids(ident: str, paper_ids: Optional[Callable[[], Sequence[str]]]) -> list[str]:
+    """At most three corpus paper ids close to ``ident`` (difflib, as ``lit3r ask --papers``)."""
+    if paper_ids is None:
+        return []
+    try:
+        return difflib.get_close_matches(ident[:200], list(paper_ids()), n=3)
+    except Exception:  # noqa: BLE001 - the hint is a nicety: the store's error is said already
+        return []

@@ -55,7 +55,8 @@ def build_server(session: Session) -> Any:
                 session.refresh()
                 return redact_data(fn(session, *args, **kwargs), session.secrets)
             except Exception as exc:  # noqa: BLE001 - every failure is a tool error, the server goes on
-                raise ToolError(error_line(exc, session.settings, session.secrets)) from None
+                raise ToolError(error_line(exc, session.settings, session.secrets,
+                                           lambda: session.graph().paper_ids())) from None
 
     _add_tools(server, call)
     _add_resources(server, session)

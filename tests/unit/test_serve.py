@@ -32,6 +32,8 @@ def test_errors_are_one_line_with_the_fix_and_no_secret(tmp_path):
     line = error_line(UnknownIdError("paper", "2999.00001"), settings, [])
     assert line == ("unknown paper id '2999.00001': the search_papers tool or the lit3r://papers resource lists "
                     "paper ids")
+    line = error_line(UnknownIdError("paper", "2006.0476"), settings, [], lambda: ["2006.04768", "1706.03762"])
+    assert line.startswith("unknown paper id '2006.0476' (did you mean 2006.04768") and "search_papers tool" in line
     line = error_line(BadQuestion(f"bad\nquestion with {secret}"), settings, [secret])
     assert "\n" not in line and secret not in line and "***" in line
     line = error_line(sqlite3.DatabaseError("file is not a database"), settings, [])
