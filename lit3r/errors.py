@@ -96,7 +96,19 @@ class ServersMismatch(Lit3rError):
     """The Neo4j database holds the corpus of other OpenSearch indices (or the servers disagree)."""
 
 
+class CypherFailed(Lit3rError):
+    """A Cypher statement could not run (`lit3r cypher`, the MCP ``cypher`` tool): Neo4j is not
+    the backend or not reachable, an unknown statement, missing parameters, a syntax error."""
+
+
+def clean_line(exc: BaseException, limit: int = 120) -> str:
+    """An exception's message as one printable line of at most ``limit`` characters (damaged
+    files and servers can put raw bytes and newlines in it)."""
+    text = "".join(ch if ch.isprintable() else "?" for ch in str(exc).replace("\n", " "))
+    return text[:limit] + ("..." if len(text) > limit else "")
+
+
 __all__ = ["Lit3rError", "NotBuiltError", "PermissionDenied", "IndexDamaged", "BackendUnavailable", "UnknownIdError", "ConfigError",
            "BadQuestion", "InputError", "ModelError", "LLMError", "TransientLLMError", "FatalLLMError",
-           "ContextOverflow", "LLMRefusal", "BuildLocked", "ServersMismatch",
+           "ContextOverflow", "LLMRefusal", "BuildLocked", "ServersMismatch", "CypherFailed", "clean_line",
            "CypherRefused", "shown_id", "SHOWN_ID_CHARS"]

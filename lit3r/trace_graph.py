@@ -1,5 +1,6 @@
 """A question's trace dict -> its evidence-trace graph (:class:`graph.trace.TraceGraph`), and the
-reading of trace files: the one builder behind ``lit3r ask``, ``lit3r run`` and ``lit3r trace load``.
+reading, storing and showing of traces: the one builder behind ``lit3r ask``, ``lit3r run``,
+``lit3r trace load`` and ``lit3r mcp``.
 
 The input is a trace line as ``lit3r run`` writes it to ``OUT.traces.jsonl``:
 ``{"query_id", "trace", "candidates"}`` where ``trace`` is :meth:`lit3r.pipeline.engine.AskResult.trace`
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from graph.trace import TraceEdge, TraceGraph, TraceNode, question_key
 from lit3r.errors import InputError, shown_id
@@ -161,3 +162,32 @@ def run_name(path: Path) -> str:
         if name.endswith(tail):
             name = name[: -len(tail)]
     return name or "run"
+
+
+def store_traces(settings: Any, lines: Sequence[dict], run: str, graph: Any = None) -> dict[str, Any]:
+    """Build the graph of each trace line (:func:`lit3r.trace_graph.trace_graph`) and write them
+    to the configured trace store (``graph``: the corpus store already open). Returns the
+    store's write report plus ``run``."""
+    from lit3r.factory import trace_store
+
+    stamp = now()
+    graphs = [trace_graph(line, run, stamp) for line in lines]
+    store = trace_store(settings, graph)
+    try:
+        report = store.write(graphs)
+    finally:
+        store.close()
+    return {**report, "run": run}
+
+
+def trace_view(store: Any, query_id: str, run: Optional[str]) -> dict[str, Any]:
+    """``{question, candidates, evidence_path}``: one question's whole trace (shapes of
+    :class:`graph.trace.TraceStore`)."""
+    q = store.question(query_id, run)
+    return {"question": q, "candidates": store.candidates(query_id, q["run"]),
+            "evidence_path": store.evidence_path(query_id, q["run"])}
+
+
+def ask_run_name() -> str:
+    """The run of one ``lit3r ask``: ``ask-<UTC time to the second>`` (e.g. ``ask-20261201T224000Z``)."""
+    return "ask-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")

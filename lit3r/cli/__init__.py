@@ -21,11 +21,12 @@ from ingest.corpus import PARSERS, ingest_corpus, ingest_metadata_only
 from lit3r.cli.browser import browser
 from lit3r.cli.cypher import cypher
 from lit3r.cli.graph import graph
+from lit3r.cli.mcp import mcp
 from lit3r.cli.params import OPTION, PAPER_IDS, TABLE_SCHEMA, OneLineUsageError, command_path_of, options_dict
 from lit3r.cli.render import print_answer, print_shown, print_table, toml
 from lit3r.cli.trace import graph_trace, trace
 from lit3r.config import Settings, load_settings
-from lit3r.errors import Lit3rError, PermissionDenied, UnknownIdError
+from lit3r.errors import Lit3rError, PermissionDenied, UnknownIdError, clean_line
 from lit3r.redact import masked, redact, redact_data, secret_values
 from lit3r.server_errors import server_errors, server_message
 
@@ -329,8 +330,8 @@ def _store_trace(ctx: click.Context, settings: Settings, engine: Engine, result:
                  quiet: bool = False) -> Optional[dict]:
     """Store one answer's evidence trace as a graph (issue 15): the store's report, None when it
     could not be written (one warning line)."""
-    from lit3r.cli.trace import ask_run_name, store_or_warn
-    from lit3r.trace_graph import trace_line
+    from lit3r.cli.trace import store_or_warn
+    from lit3r.trace_graph import ask_run_name, trace_line
 
     return store_or_warn(settings, [redact_data(trace_line(result), _secrets(ctx))], ask_run_name(), engine.graph,
                          result.query_id, quiet=quiet)
@@ -348,10 +349,8 @@ def _show(engine: Engine, result: AskResult, folder: Path) -> ShowReport:
 _server_errors, _server_message = server_errors, server_message
 
 
-def _clean(exc: BaseException, limit: int = 120) -> str:
-    """An exception's message as one printable line (damaged files can put raw bytes in it)."""
-    text = "".join(ch if ch.isprintable() else "?" for ch in str(exc).replace("\n", " "))
-    return text[:limit] + ("..." if len(text) > limit else "")
+#: An exception's message as one printable line (:func:`lit3r.errors.clean_line`).
+_clean = clean_line
 
 
 @main.command()
@@ -556,3 +555,4 @@ main.add_command(graph)  # lit3r/cli/graph.py: the `lit3r graph` group
 main.add_command(trace)  # lit3r/cli/trace.py: `lit3r trace load|list|show|candidates|supported|delete`
 graph.add_command(graph_trace)  # `lit3r graph trace QUERY_ID`
 main.add_command(browser)  # lit3r/cli/browser.py
+main.add_command(mcp)  # lit3r/cli/mcp.py: the MCP server (lit3r/serve/)

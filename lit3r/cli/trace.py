@@ -1,5 +1,6 @@
 """``lit3r trace`` (store, list, delete and query evidence traces as a graph) and
-``lit3r graph trace QUERY_ID``; :func:`store_traces` is what ``lit3r ask`` and ``lit3r run`` call.
+``lit3r graph trace QUERY_ID``; :func:`store_or_warn` is what ``lit3r ask`` and ``lit3r run`` call
+(storing and reading traces is :mod:`lit3r.trace_graph`, which ``lit3r mcp`` shares).
 
 The traces go to the configured backend's trace store (:func:`lit3r.factory.trace_store`:
 ``traces.sqlite`` in the data folder on the embedded backend, the Neo4j database next to the
@@ -17,6 +18,7 @@ import click
 
 from lit3r.cli.tables import echo_table
 from lit3r.errors import SHOWN_ID_CHARS, shown_id
+from lit3r.trace_graph import store_traces, trace_view
 
 
 @contextlib.contextmanager
@@ -34,23 +36,6 @@ def open_trace_store(ctx: click.Context, graph: Any = None) -> Iterator[Any]:
         raise click.ClickException(str(exc)) from None
     finally:
         store.close()
-
-
-def store_traces(settings: Any, lines: Sequence[dict], run: str, graph: Any = None) -> dict[str, Any]:
-    """Build the graph of each trace line (:func:`lit3r.trace_graph.trace_graph`) and write them
-    to the configured trace store (``graph``: the corpus store already open). Returns the
-    store's write report plus ``run``."""
-    from lit3r.factory import trace_store
-    from lit3r.trace_graph import now, trace_graph
-
-    stamp = now()
-    graphs = [trace_graph(line, run, stamp) for line in lines]
-    store = trace_store(settings, graph)
-    try:
-        report = store.write(graphs)
-    finally:
-        store.close()
-    return {**report, "run": run}
 
 
 def stored_note(report: dict[str, Any], query_id: Optional[str] = None) -> str:
@@ -164,14 +149,6 @@ def _candidate_rows(rows: list[dict], titles: bool = True) -> list[dict]:
     return out
 
 
-def trace_view(store: Any, query_id: str, run: Optional[str]) -> dict[str, Any]:
-    """``{question, candidates, evidence_path}``: one question's whole trace (shapes of
-    :class:`graph.trace.TraceStore`)."""
-    q = store.question(query_id, run)
-    return {"question": q, "candidates": store.candidates(query_id, q["run"]),
-            "evidence_path": store.evidence_path(query_id, q["run"])}
-
-
 def print_trace(view: dict[str, Any]) -> None:
     """The readable form of :func:`trace_view`."""
     q = view["question"]
@@ -249,10 +226,3 @@ def store_or_warn(settings: Any, lines: Sequence[dict], run: str, graph: Any = N
     if not quiet:
         click.echo(stored_note(report, query_id), err=True)
     return report
-
-
-def ask_run_name() -> str:
-    """The run of one ``lit3r ask``: ``ask-<UTC time to the second>`` (e.g. ``ask-20261201T224000Z``)."""
-    from datetime import datetime, timezone
-
-    return "ask-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
