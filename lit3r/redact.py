@@ -52,7 +52,7 @@ _BEARER = re.compile(r"(?i)\b(bearer\s+)(?![\w-]*\.\.\.)([\w~+/-]+(?:\.[\w~+/-]+
 #: Hugging Face ``hf_``, GitHub ``ghp_``/``github_pat_``, Google ``AIza``) and named key fields.
 _KEY_SHAPES = re.compile(r"\b(?:sk-[\w-]{20,}|hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}"
                          r"|AIza[\w-]{30,})")
-_NAMED_KEY = re.compile(r"(?i)((?:api[-_ ]?key|x-api-key|authorization|access[-_]?token|secret)[\"']?\s*[:=]\s*[\"']?)"
+_NAMED_KEY = re.compile(r"(?i)(\b(?:api[-_ ]?key|x-api-key|authorization|access[-_]?token|secret)[\"']?\s*[:=]\s*[\"']?)"
                         r"(?!bearer\b)([^\s\"',;&}]{%d,})" % MIN_SECRET)
 
 

@@ -98,7 +98,7 @@ class OpenAIChat:
             self._tls = _tls_context()
         http = openai.DefaultHttpxClient(timeout=self.timeout, verify=self._tls)
         client = self.client.with_options(http_client=http)
-        done, box = threading.Event(), {}
+        done, box = threading.Event(), dict[str, Any]()
 
         def run() -> None:
             try:
@@ -129,7 +129,8 @@ class OpenAIChat:
                                 kind="client") from None
         if error is not None:
             raise error
-        return box["reply"]
+        reply: tuple[int, str, bytes] = box["reply"]
+        return reply
 
 
 def _tls_context() -> Any:

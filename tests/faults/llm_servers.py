@@ -2,8 +2,8 @@
 
 - :class:`LLMServer`: a real OpenAI-compatible HTTP server on 127.0.0.1 that misbehaves as told
   (one ``reply`` callable per request), counting requests and keeping their Authorization headers;
-- :func:`hashing_home`: a session fixture, a data folder with two real papers ingested by a real
-  `lit3r ingest` with the model-free ``hashing:64`` encoder (seconds to build);
+- :func:`hashing_home_of`: a data folder with two real papers ingested by a real `lit3r ingest`
+  with the model-free ``hashing:64`` encoder (seconds to build), once per session;
 - :func:`lit3r`: the real CLI in a subprocess, with a time bound;
 - :func:`files_under`: every regular file below a folder, for "the key is nowhere" checks.
 """
@@ -25,7 +25,7 @@ import pytest
 
 from tests.conftest import CORPUS, ROOT
 
-#: Papers of :func:`hashing_home`; QUESTION is answered from them without an LLM (EXTRACTIVE: the
+#: Papers of :func:`hashing_home_of`; QUESTION is answered from them without an LLM (EXTRACTIVE: the
 #: start of that answer as `lit3r ask` prints it).
 PAPERS = ("1706.03762", "2007.14062")
 EXTRACTIVE = "Answer: "
@@ -163,10 +163,15 @@ def files_under(folder: Path) -> Iterator[Path]:
             yield path
 
 
-@pytest.fixture(scope="session")
-def hashing_home(tmp_path_factory) -> Path:
+_HOMES: dict = {}
+
+
+def hashing_home_of(tmp_path_factory) -> Path:
     """A data folder with :data:`PAPERS` ingested by a real `lit3r ingest` with the hashing:64
-    encoder. Tests that write into it (traces, caches) work on a copy (:func:`home_copy`)."""
+    encoder, built once per session (each module's ``hashing_home`` fixture returns it). Tests
+    that write into it (traces, caches) work on a copy (:func:`home_copy`)."""
+    if "home" in _HOMES:
+        return _HOMES["home"]
     if not (CORPUS / "pdfs").is_dir():
         pytest.fail(f"real test data missing: {CORPUS / 'pdfs'} (the repo expects ../shared/data beside it)")
     pdfs, home = tmp_path_factory.mktemp("fault-pdfs"), tmp_path_factory.mktemp("fault-home")
@@ -177,6 +182,7 @@ def hashing_home(tmp_path_factory) -> Path:
     res = subprocess.run([sys.executable, "-m", "lit3r.cli", "--home", str(home), "ingest", str(pdfs), "--no-images"],
                          cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
     assert res.returncode == 0 and "2 paper(s) encoded" in res.stdout, res.stderr[-2000:]
+    _HOMES["home"] = home
     return home
 
 

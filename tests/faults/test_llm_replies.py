@@ -23,9 +23,18 @@ from lit3r.errors import LLMError
 from lit3r.llm.client import StructuredLLM
 from lit3r.llm.providers import OpenAIChat
 from tests.conftest import CORPUS
-from tests.faults.llm_servers import hashing_home  # noqa: F401  (a fixture)
-from tests.faults.llm_servers import (EXTRACTIVE, QUESTION, LLMServer, completion, lit3r, llm_env, send, send_json,
-                                      trickle)
+from tests.faults.llm_servers import (
+    EXTRACTIVE,
+    QUESTION,
+    LLMServer,
+    completion,
+    hashing_home_of,
+    lit3r,
+    llm_env,
+    send,
+    send_json,
+    trickle,
+)
 
 
 class Answer(BaseModel):
@@ -49,6 +58,11 @@ MALFORMED = {
     "completions shape": ("application/json", json.dumps({"choices": [{"text": '{"value": 3}'}]}).encode()),
     "JSON list": ("application/json", b"[1, 2, 3]"),
 }
+
+
+@pytest.fixture(scope="session")
+def hashing_home(tmp_path_factory):
+    return hashing_home_of(tmp_path_factory)
 
 
 def malformed(name):

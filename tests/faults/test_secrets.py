@@ -15,14 +15,28 @@ import json
 import pytest
 
 from tests.conftest import CORPUS
-from tests.faults.llm_servers import hashing_home  # noqa: F401  (a fixture)
-from tests.faults.llm_servers import (EXTRACTIVE, QUESTION, LLMServer, completion, files_under, home_copy, lit3r,
-                                      llm_env, send_json)
+from tests.faults.llm_servers import (
+    EXTRACTIVE,
+    QUESTION,
+    LLMServer,
+    completion,
+    files_under,
+    hashing_home_of,
+    home_copy,
+    lit3r,
+    llm_env,
+    send_json,
+)
 
 KEY = "sk-proj-Zq8XwR4tY7uIo0pAs5dF6gH2jK9lL3mNvB1c"
 #: Parts of the key that must appear nowhere (the masked form keeps only the last four characters).
 PARTS = (KEY, KEY[8:28], KEY[-12:-4])
 SHOWN = "sk-...vB1c"
+
+
+@pytest.fixture(scope="session")
+def hashing_home(tmp_path_factory):
+    return hashing_home_of(tmp_path_factory)
 
 
 def echo_401(handler, n, body):
