@@ -269,7 +269,8 @@ class LLMSettings(_Section):
     and CPU threads; ``prompt_tokens``: a token budget per prompt (a small model on CPUs is
     prefill-bound: ~85 prompt tokens/s for a 1.5B model on 2 cores). ``retries`` / ``backoff`` /
     ``retry_budget_s`` / ``breaker_failures``: the one
-    retry layer (:mod:`lit3r.llm.faults`)."""
+    retry layer (:mod:`lit3r.llm.faults`); ``timeout`` / ``request_deadline_s`` /
+    ``question_deadline_s``: the time bounds of a read, a request and a question's LLM calls."""
 
     provider: Literal["none", "local", "openai"] = Field("none", description="none, local (llama.cpp in process) or openai (any compatible endpoint)")
     model: str = Field("gpt-4.1-mini", description="model name (Azure: the deployment)")
@@ -280,7 +281,12 @@ class LLMSettings(_Section):
     model_path: Optional[str] = Field(None, description="GGUF file of the local provider (default: the packaged SmolLM2-135M)")
     json_mode: Literal["schema", "object_schema", "object", "none"] = Field("schema", description="how JSON replies are requested from the endpoint")
     vision: bool = Field(True, description="the endpoint accepts images")
-    timeout: float = Field(60.0, gt=0, description="seconds per LLM request")
+    timeout: float = Field(60.0, gt=0, description="seconds to connect to the LLM server and between two reads of "
+                           "its reply")
+    request_deadline_s: float = Field(300.0, gt=0, description="seconds one LLM request may take in all, connect to "
+                                      "last byte (a server that trickles its reply is cut off there)")
+    question_deadline_s: float = Field(1800.0, gt=0, description="seconds of LLM calls per question, waits included; "
+                                       "once spent, the question's remaining LLM steps fall back")
     retries: int = Field(3, ge=0, description="retries per call of rate limits, 5xx, timeouts and connection errors "
                          "(auth, quota and bad requests are never retried)")
     backoff: float = Field(1.0, ge=0, description="seconds before the first retry (doubling, jittered; a server's "

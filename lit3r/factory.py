@@ -181,7 +181,7 @@ def llm(settings: Settings) -> Optional[StructuredLLM]:
     return StructuredLLM(chat, cache, retries=cfg.retries, backoff=cfg.backoff, max_tokens=cfg.max_tokens,
                          temperature=cfg.temperature, price_in=cfg.price_in, price_out=cfg.price_out,
                          budget_s=cfg.retry_budget_s, breaker_failures=cfg.breaker_failures,
-                         prompt_tokens=cfg.prompt_tokens)
+                         prompt_tokens=cfg.prompt_tokens, question_s=cfg.question_deadline_s)
 
 
 def reader(settings: Settings, graph: GraphStore, index: SearchIndex, model: Optional[StructuredLLM]) -> Reader:

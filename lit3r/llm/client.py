@@ -7,9 +7,13 @@ the circuit breaker in :mod:`lit3r.llm.faults`; prompt fitting in :mod:`lit3r.ll
 format where the server supports it). It is the only retry layer (the providers' SDKs retry
 nothing): fatal errors (auth, quota, bad request) fail at once; transient ones (rate limits with
 their ``retry-after``, 5xx, timeouts, connection errors) are retried with jittered waits while
-the question's budget (``llm.retry_budget_s``) lasts; an endpoint that keeps failing is not
-called again in the run (:class:`lit3r.llm.faults.Breaker`). A prompt over the context is shrunk
-once, a reply cut at ``max_tokens`` is asked again once with more, malformed JSON is repaired
+the question's budget (``llm.retry_budget_s``) lasts; an endpoint that keeps failing, or keeps
+giving the same non-retryable error, is not called again in the run
+(:class:`lit3r.llm.faults.Breaker`); a question's LLM calls end at ``llm.question_deadline_s``
+(each request's own deadline is the provider's, never past the question's: :func:`deadline_left`).
+Every reply's text is redacted (:func:`lit3r.redact.redact`) before it is parsed, shown, traced or
+cached: a server that echoes the key cannot put it in an answer. A prompt over the context is
+shrunk once, a reply cut at ``max_tokens`` is asked again once with more, malformed JSON is repaired
 once; then :class:`LLMError` (``kind``: the fault class; callers catch it and fall back). Answers
 are cached on disk keyed by model + messages + schema, so reruns are reproducible and free;
 calls, tokens, cost, retries, faults and notes are counted per question (:class:`Usage`).
@@ -20,7 +24,6 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import json
-import logging
 import re
 import threading
 import time
@@ -32,12 +35,13 @@ from typing import Any, Callable, Iterator, Optional, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from graph.atomic import write_text_atomic
-from lit3r.errors import ContextOverflow, LLMError, TransientLLMError
-from lit3r.llm.faults import OPENS_AT_ONCE, Breaker, backoff_wait
+from lit3r.errors import ContextOverflow, FatalLLMError, LLMError, TransientLLMError
+from lit3r.llm.faults import Breaker, backoff_wait
 from lit3r.llm.fit import shrink_messages
+from lit3r.redact import logger, redact
 
 __all__ = ["Chat", "Reply", "Usage", "StructuredLLM", "LLMError", "TransientLLMError", "track_usage", "in_context",
-           "parse_json", "first_line"]
+           "parse_json", "first_line", "deadline_left"]
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -109,6 +113,18 @@ class Usage:
 STAGE_COUNTS = ("calls", "prompt_tokens", "completion_tokens", "seconds", "invalid", "cut", "failures")
 
 
+#: When the LLM call in progress in this context must end (``time.perf_counter()``; None: no bound).
+_CALL_DEADLINE: contextvars.ContextVar[Optional[float]] = contextvars.ContextVar("lit3r_call_deadline", default=None)
+
+
+def deadline_left() -> float:
+    """Seconds the LLM call in progress may still take: what is left of its question's
+    ``llm.question_deadline_s`` (infinity outside :meth:`StructuredLLM.ask`). A provider bounds
+    its request by the smaller of this and its own deadline."""
+    end = _CALL_DEADLINE.get()
+    return float("inf") if end is None else end - time.perf_counter()
+
+
 #: The usage of the question being answered in this context (None: none is tracked).
 _QUESTION_USAGE: contextvars.ContextVar[Optional[Usage]] = contextvars.ContextVar("lit3r_question_usage", default=None)
 
@@ -141,8 +157,10 @@ class StructuredLLM:
     ``cache_dir`` None disables the cache; ``price_in``/``price_out``: USD per 1M tokens;
     ``retries``: retries per call at most; ``backoff``: the first wait in seconds (doubling,
     jittered; a ``retry-after`` replaces it); ``budget_s``: seconds per question that failed
-    attempts and waits may cost (``llm.retry_budget_s``); ``breaker_failures``: consecutive failed
-    attempts that stop calling the endpoint for the rest of the run (0: never);
+    attempts and waits may cost (``llm.retry_budget_s``); ``question_s``: seconds a question's LLM
+    calls may take in all, from its first (``llm.question_deadline_s``); ``breaker_failures``:
+    consecutive failed attempts (transient or the same non-retryable error) that stop calling the
+    endpoint for the rest of the run (0: never);
     ``prompt_tokens``: tokens a prompt may take (None: what the context leaves; :meth:`_fit`);
     ``notify``: where the one-line notices go (default: the ``lit3r.llm`` logger, stderr).
     """
@@ -156,6 +174,7 @@ class StructuredLLM:
     price_in: float = 0.0
     price_out: float = 0.0
     budget_s: float = 60.0
+    question_s: float = 1800.0
     breaker_failures: int = 5
     prompt_tokens: Optional[int] = None
     notify: Optional[Callable[[str], None]] = None
@@ -208,7 +227,7 @@ class StructuredLLM:
             self.breaker.unusable(exc)
             raise
         self.breaker.usable()
-        self._cache_put(key, out.model_dump_json())
+        self._cache_put(key, redact(out.model_dump_json()))
         return out
 
     def _ask(self, messages: list[dict], schema: dict, model: type[M], scope: Usage, stage: str) -> M:
@@ -295,6 +314,7 @@ class StructuredLLM:
         attempt = 0
         while True:
             self.breaker.check()
+            question_left = self._question_left(scope)
             if scope.lost_seconds > 0 and scope.lost_seconds >= self.budget_s:
                 if "budget" not in scope.faults:
                     last = f" (last: {scope.last_fault})" if scope.last_fault else ""
@@ -303,6 +323,7 @@ class StructuredLLM:
                 raise LLMError(f"{self.chat.name}: llm.retry_budget_s = {self.budget_s:g} s of this question spent on "
                                "failed calls: not called again for it", kind="budget")
             t = time.perf_counter()
+            bound = _CALL_DEADLINE.set(t + question_left)
             try:
                 reply = self.chat.chat(messages, schema, max_tokens, self.temperature)
             except TransientLLMError as exc:
@@ -310,7 +331,7 @@ class StructuredLLM:
                 attempt += 1
                 opened = self.breaker.failure(exc)
                 wait = backoff_wait(attempt, self.backoff, max(0.0, self.budget_s), exc.retry_after)
-                left = self.budget_s - scope.lost_seconds - lost
+                left = min(self.budget_s - scope.lost_seconds - lost, question_left - lost)
                 scope.last_fault = first_line(exc)[:200]
                 if exc.retry_after is not None and exc.retry_after > left and not opened:
                     # no retry can succeed within the question's budget: its other LLM steps fall back at once
@@ -333,14 +354,30 @@ class StructuredLLM:
                 continue
             except LLMError as exc:
                 self._count(scope, stage, seconds=time.perf_counter() - t)
-                if exc.kind in OPENS_AT_ONCE:
+                if isinstance(exc, FatalLLMError):  # auth, quota: at once; the same bad request: breaker_failures
                     self.breaker.failure(exc)
                 raise
+            finally:
+                _CALL_DEADLINE.reset(bound)
             self.breaker.success()
+            reply.text = redact(reply.text)  # a server may echo the key: no answer, trace or cache file shows it
             self._count(scope, stage, seconds=time.perf_counter() - t, calls=1, prompt_tokens=reply.prompt_tokens,
                         completion_tokens=reply.completion_tokens,
                         cost_usd=(reply.prompt_tokens * self.price_in + reply.completion_tokens * self.price_out) / 1e6)
             return reply
+
+    def _question_left(self, scope: Usage) -> float:
+        """Seconds left of ``scope``'s ``question_s`` (its clock starts at its first call); raises
+        LLMError (kind ``deadline``, one notice per question) when none are left."""
+        started = scope.__dict__.setdefault("_started", time.perf_counter())  # not a field: never in a trace
+        left = self.question_s - (time.perf_counter() - started)
+        if left > 0:
+            return left
+        if "deadline" not in scope.faults:
+            self._notify(f"LLM {self.chat.name}: llm.question_deadline_s = {self.question_s:g} s of LLM calls spent "
+                         "for this question: its remaining LLM steps take the extractive answer")
+        raise LLMError(f"{self.chat.name}: llm.question_deadline_s = {self.question_s:g} s of this question spent: not "
+                       "called again for it", kind="deadline")
 
     def _cache_get(self, key: str) -> Optional[str]:
         if self.cache_dir is None:
@@ -388,7 +425,7 @@ def _sizes(exc: ContextOverflow) -> str:
 
 def _log_line(line: str) -> None:
     """A notice to the ``lit3r.llm`` logger (stderr unless logging is configured otherwise)."""
-    logging.getLogger("lit3r.llm").warning(line)
+    logger("lit3r.llm").warning(line)
 
 
 _REASONING = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)

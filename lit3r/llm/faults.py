@@ -4,7 +4,7 @@ Classes (``LLMError.kind``):
 
 - fatal, never retried (:class:`lit3r.errors.FatalLLMError`): ``auth`` (HTTP 401/403), ``quota``
   (429 with ``insufficient_quota``: no retry can fix it), ``bad_request`` (400/404/422 and the
-  other 4xx);
+  other 4xx), ``malformed`` (a 200 body that is not a chat completion: :mod:`lit3r.llm.wire`);
 - transient, retried within the budget (:class:`lit3r.errors.TransientLLMError`): ``rate_limit``
   (429, its ``retry-after`` honoured), ``server`` (5xx, a malformed response), ``timeout``,
   ``connection`` (refused, reset);
@@ -12,12 +12,16 @@ Classes (``LLMError.kind``):
   llama.cpp ``ValueError: Requested tokens (N) exceed context window of M``, an HTTP 400 that
   says so): the prompt is shrunk once (:mod:`lit3r.llm.fit`);
 - ``length``, ``refusal``, ``invalid`` (no valid JSON), ``budget`` (the question's retry budget is
-  spent), ``circuit_open`` (:class:`Breaker`): raised by :class:`lit3r.llm.client.StructuredLLM`.
+  spent), ``deadline`` (its ``llm.question_deadline_s`` is), ``circuit_open`` (:class:`Breaker`):
+  raised by :class:`lit3r.llm.client.StructuredLLM`.
 
 :func:`classify_openai` maps an ``openai`` exception to one of these; :func:`overflow_from_text`
 reads the token counts out of an overflow message; :func:`backoff_wait` is the jittered wait;
-:class:`Breaker` opens after ``llm.breaker_failures`` consecutive failed attempts (or one auth or
-quota error) and stays open for the rest of the run.
+:class:`Breaker` opens after ``llm.breaker_failures`` consecutive failed attempts (transient or
+fatal: a server that answers every request with the same 400 or 404 is not asked again question
+after question; one auth or quota error opens it at once) and stays open for the rest of the run.
+Every message carries the server's words through :func:`lit3r.redact.redact` (a server may echo
+the key), and names the key only as ``sk-...abcd``.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Callable, Optional
 
 from lit3r.errors import ContextOverflow, FatalLLMError, LLMError, TransientLLMError
+from lit3r.redact import key_mask, redact
 
 #: fault kinds that are retried
 TRANSIENT = ("rate_limit", "server", "timeout", "connection")
@@ -45,8 +50,8 @@ _OVERFLOW_FIX = ("raise llm.n_ctx (or the server's context size) or send less te
 
 
 def one_line(text: object, limit: int = 200) -> str:
-    """``text`` as one line of at most ``limit`` characters."""
-    return " ".join(str(text).split())[:limit]
+    """``text`` as one line of at most ``limit`` characters, secrets masked (:func:`lit3r.redact.redact`)."""
+    return redact(" ".join(str(text).split()))[:limit]
 
 
 def overflow_from_text(message: str, where: str) -> Optional[ContextOverflow]:
@@ -105,9 +110,10 @@ def _body_text(exc: Any) -> str:
     return " ".join(p for p in parts if p)
 
 
-def classify_openai(exc: Exception, name: str, timeout: float) -> LLMError:
+def classify_openai(exc: Exception, name: str, timeout: float, key: Optional[str] = None) -> LLMError:
     """The :class:`LLMError` an ``openai`` exception means (module docstring); ``name``: the
-    model's name and ``timeout``: ``llm.timeout``, both for the message."""
+    model's name, ``timeout``: ``llm.timeout`` and ``key``: the API key sent (shown only as
+    :func:`lit3r.redact.key_mask`), for the message."""
     import openai
 
     if isinstance(exc, openai.APITimeoutError):  # before APIConnectionError, its parent
@@ -116,9 +122,10 @@ def classify_openai(exc: Exception, name: str, timeout: float) -> LLMError:
         return TransientLLMError(f"{name}: cannot connect ({one_line(exc.__cause__ or exc, 120)}): check "
                                  "llm.base_url and that the server runs", kind="connection")
     status = getattr(exc, "status_code", None)
-    text = _body_text(exc)
+    text = redact(_body_text(exc))
     if isinstance(exc, openai.AuthenticationError) or status in (401, 403):
-        return FatalLLMError(f"{name}: HTTP {status}, the endpoint refuses the key ({one_line(text, 120)}): check "
+        which = f"the key {key_mask(key)}" if key else "a request without a key"
+        return FatalLLMError(f"{name}: HTTP {status}, the endpoint refuses {which} ({one_line(text, 120)}): check "
                              "llm.api_key / OPENAI_API_KEY", kind="auth")
     if status == 429:
         if "insufficient_quota" in text or "quota" in text.lower():

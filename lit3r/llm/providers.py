@@ -15,13 +15,16 @@ one entry there (the factory never branches on the name).
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from lit3r.config import LLMSettings
-from lit3r.errors import LLMError, LLMRefusal, TransientLLMError
-from lit3r.llm.client import Chat, Reply, first_line
-from lit3r.llm.faults import classify_openai, overflow_from_text
+from lit3r.errors import FatalLLMError, LLMError, TransientLLMError
+from lit3r.llm.client import Chat, Reply, deadline_left, first_line
+from lit3r.llm.faults import classify_openai, one_line, overflow_from_text
+from lit3r.llm.wire import reply_of
+from lit3r.redact import remember
 
 
 class OpenAIChat:
@@ -29,24 +32,35 @@ class OpenAIChat:
 
     ``azure_endpoint`` set: Azure OpenAI (``model`` = deployment, ``api_version`` needed). The SDK
     retries nothing (``max_retries=0``): :class:`lit3r.llm.client.StructuredLLM` is the one retry
-    layer; errors are classified by :func:`lit3r.llm.faults.classify_openai`, a ``refusal`` is an
-    LLMRefusal.
+    layer; errors are classified by :func:`lit3r.llm.faults.classify_openai`, a 200 body is
+    checked by :func:`lit3r.llm.wire.reply_of` (a malformed one is an LLMError of kind
+    ``malformed``, a ``refusal`` an LLMRefusal).
     ``json_mode``: "schema" (OpenAI's json_schema response format), "object_schema" (json_object
     with a schema: llama.cpp server, vLLM), "object" (plain JSON mode) or "none".
+    ``timeout``: seconds to connect and between two reads (``llm.timeout``); ``deadline``: seconds
+    a whole request may take, connect to last byte (``llm.request_deadline_s``; a server that
+    sends its reply a byte at a time resets the read timeout with each byte, not this), or less
+    when the question's deadline is nearer (:func:`lit3r.llm.client.deadline_left`). The key is
+    remembered as a secret (:func:`lit3r.redact.remember`): no message or file shows it.
     """
 
     concurrent = True  # HTTP calls may run in parallel
 
     def __init__(self, model: str, *, base_url: Optional[str] = None, api_key: Optional[str] = None,
                  azure_endpoint: Optional[str] = None, api_version: Optional[str] = None,
-                 timeout: float = 60.0, json_mode: str = "schema", vision: bool = True) -> None:
+                 timeout: float = 60.0, json_mode: str = "schema", vision: bool = True,
+                 deadline: float = 300.0) -> None:
         import openai
 
+        remember(api_key)
+        self.key = api_key
         self.supports_images = vision
         self.name = f"openai:{model}"
         self.model = model
         self.json_mode = json_mode
         self.timeout = timeout
+        self.deadline = deadline
+        self._tls: Any = None
         self.client: openai.OpenAI
         if azure_endpoint:
             self.client = openai.AzureOpenAI(azure_endpoint=azure_endpoint, api_version=api_version,
@@ -56,8 +70,6 @@ class OpenAIChat:
                                         max_retries=0)
 
     def chat(self, messages: list[dict], schema: Optional[dict], max_tokens: int, temperature: float) -> Reply:
-        import openai
-
         kwargs: dict = {}
         if schema is not None and self.json_mode == "schema":
             kwargs["response_format"] = {"type": "json_schema",
@@ -66,21 +78,71 @@ class OpenAIChat:
             kwargs["response_format"] = {"type": "json_object"}
         elif schema is not None and self.json_mode == "object_schema":  # llama.cpp server, vLLM
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
+        deadline = min(self.deadline, deadline_left())
+        if deadline <= 0:
+            raise TransientLLMError(f"{self.name}: llm.question_deadline_s spent: not called again for this question",
+                                    kind="timeout")
+        status, content_type, body = self._post(dict(model=self.model, messages=messages, max_tokens=max_tokens,
+                                                     temperature=temperature, **kwargs), deadline)
+        if not 200 <= status < 300:  # the SDK raises for the others
+            raise TransientLLMError(f"{self.name}: HTTP {status} with no error", kind="server")
+        return Reply(*reply_of(body, content_type, self.name))
+
+    def _post(self, request: dict, deadline: float) -> tuple[int, str, bytes]:
+        """``(status, content type, body)`` of one chat completion request, made in a daemon
+        thread on a connection of its own: past ``deadline`` seconds the connection is closed
+        (the thread ends at its next read) and a TransientLLMError (kind ``timeout``) raised."""
+        import openai
+
+        if self._tls is None:  # one TLS context for every request's client (loading the CAs takes 0.1-0.2 s)
+            self._tls = _tls_context()
+        http = openai.DefaultHttpxClient(timeout=self.timeout, verify=self._tls)
+        client = self.client.with_options(http_client=http)
+        done, box = threading.Event(), dict[str, Any]()
+
+        def run() -> None:
+            try:
+                raw = client.chat.completions.with_raw_response.create(**request)
+                r = raw.http_response
+                box["reply"] = (r.status_code, r.headers.get("content-type", ""), r.content)
+            except BaseException as exc:  # handed to the calling thread
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="lit3r-llm-request", daemon=True).start()
         try:
-            r = self.client.chat.completions.create(model=self.model, messages=messages,  # type: ignore[arg-type]
-                                                    max_tokens=max_tokens,
-                                                    temperature=temperature, **kwargs)
-        except openai.OpenAIError as exc:
-            raise classify_openai(exc, self.name, self.timeout) from None
-        if not r.choices:
-            raise TransientLLMError(f"{self.name}: a reply without choices", kind="server")
-        choice = r.choices[0]
-        refusal = getattr(choice.message, "refusal", None)
-        if refusal:
-            raise LLMRefusal(f"{self.name} refused to answer: {first_line(refusal)}")
-        u = r.usage
-        return Reply(choice.message.content or "", getattr(u, "prompt_tokens", 0) or 0,
-                     getattr(u, "completion_tokens", 0) or 0, choice.finish_reason or "")
+            if not done.wait(deadline):
+                limit = ("llm.request_deadline_s" if deadline >= self.deadline else "llm.question_deadline_s")
+                raise TransientLLMError(f"{self.name}: no complete reply within {round(deadline, 1):g} s ({limit}, connect to "
+                                        "last byte): a slow or stalled server", kind="timeout")
+        finally:
+            http.close()  # mid-request: the thread's next read fails and it ends
+        error = box.get("error")
+        if isinstance(error, openai.OpenAIError):
+            raise classify_openai(error, self.name, self.timeout, self.key) from None
+        if isinstance(error, UnicodeDecodeError):  # an error body that is not UTF-8
+            raise TransientLLMError(f"{self.name}: an error reply that is not valid UTF-8", kind="server") from None
+        if isinstance(error, Exception):  # anything else the client raised: one line, never a traceback
+            what = f"{type(error).__name__}: {one_line(error, 160)}"
+            raise FatalLLMError(f"{self.name}: the request failed ({what}): check llm.base_url and the openai package",
+                                kind="client") from None
+        if error is not None:
+            raise error
+        reply: tuple[int, str, bytes] = box["reply"]
+        return reply
+
+
+def _tls_context() -> Any:
+    """The TLS context of the LLM requests: the CAs of ``certifi`` (as ``httpx`` by default), else
+    the system's."""
+    import ssl
+
+    try:
+        import certifi
+    except ImportError:
+        return ssl.create_default_context()
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 def smollm2_path() -> str:
@@ -189,7 +251,7 @@ class LlamaCppChat:
 def _openai(cfg: LLMSettings) -> Chat:
     return OpenAIChat(cfg.model, base_url=cfg.base_url, api_key=cfg.api_key or os.environ.get("OPENAI_API_KEY"),
                       azure_endpoint=cfg.azure_endpoint, api_version=cfg.api_version, timeout=cfg.timeout,
-                      json_mode=cfg.json_mode, vision=cfg.vision)
+                      json_mode=cfg.json_mode, vision=cfg.vision, deadline=cfg.request_deadline_s)
 
 
 def _local(cfg: LLMSettings) -> Chat:

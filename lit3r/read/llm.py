@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
 import re
 import threading
 import time
@@ -49,11 +48,13 @@ from lit3r.config import ReadParams
 from lit3r.errors import Lit3rError, LLMError
 from lit3r.llm.bounds import ID_CHARS, LABEL_CHARS, Label, cut, items, text
 from lit3r.llm.client import StructuredLLM, in_context
+from lit3r.llm.faults import one_line
 from lit3r.llm.labels import Resolver
 from lit3r.prompts import echoes_example, is_placeholder, render
 from lit3r.read.base import ReadRequest, ReadResult
 from lit3r.read.extractive import ExtractiveReader
 from lit3r.read.grounding import ungrounded
+from lit3r.redact import logger
 from lit3r.server_errors import server_errors
 
 
@@ -186,10 +187,11 @@ class LLMReader:
         except faults:
             raise  # a server or index fault is the run's to report (it may stop the batch)
         except Exception as exc:  # a defect in the LLM path must not lose the question: the extractive answer stands
-            logging.getLogger("lit3r.read").warning("LLM reader failed (%s: %s); the extractive answer is used",
-                                                   type(exc).__name__, exc, exc_info=True)
+            log = logger("lit3r.read")  # one line, secrets masked; the traceback only at DEBUG
+            log.warning("LLM reader failed (%s: %s); the extractive answer is used", type(exc).__name__, one_line(exc))
+            log.debug("the LLM reader's failure", exc_info=True)
             fallback.reader = "llm failed + extractive"
-            fallback.notes.append(f"LLM reader failed ({type(exc).__name__}: {str(exc)[:200]}): the extractive "
+            fallback.notes.append(f"LLM reader failed ({type(exc).__name__}: {one_line(exc)}): the extractive "
                                   "answer is used")
             return fallback
 

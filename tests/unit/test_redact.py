@@ -38,3 +38,35 @@ def test_masked_dump_and_redacted_text(monkeypatch, tmp_path):
     assert redact("sent p%40ss%20w0rd", ["p@ss w0rd"]) == "sent ***"  # URL-encoded too
     assert redact("no secret here: bolt://localhost:7687", secrets) == "no secret here: bolt://localhost:7687"
     assert redact_data({"notes": ["sk-key-5678"], "n": 1, "k": None}, secrets) == {"notes": ["***"], "n": 1, "k": None}
+
+
+def test_keys_are_masked_by_shape_and_by_value_wherever_they_come_from(monkeypatch):
+    from lit3r.redact import key_mask, remember
+
+    for name in [n for n in __import__("os").environ if n.endswith("API_KEY") or n.startswith("LIT3R_")]:
+        monkeypatch.delenv(name)
+    key = "sk-proj-Zq8XwR4tY7uIo0pAs5dF6gH2jK9lL3mNvB1c"
+    assert key_mask(key) == "sk-...vB1c" and key_mask("short-key") == "***"
+    # by shape, never told the value: a server's echo in a 401 body
+    out = redact(f"Incorrect API key provided: Bearer {key}. Key {key} (api_key={key})")
+    assert key not in out and key[8:-4] not in out and out.count("sk-...vB1c") == 3, out
+    assert redact("Authorization: Bearer eyJhbGciOi.eyJzdWIiOiIx.c2lnbmF0dXJlX2hlcmU=, then") == \
+        "Authorization: Bearer ...cmU=, then"  # a JWT, its dots and padding
+    assert redact('{"api_key": "my-own-gateway-secret"}') == '{"api_key": "my-...cret"}'
+    # by value once a provider was given the key, whatever its shape
+    odd = "gateway/Secret+Value_42"
+    remember(odd)
+    assert odd not in redact(f"echo: {odd} and {odd.replace('/', '%2F').replace('+', '%2B')}")
+    assert redact("no secret here: bolt://localhost:7687 and a sk-short") == \
+        "no secret here: bolt://localhost:7687 and a sk-short"
+
+
+def test_the_lit3r_loggers_mask_what_they_log(caplog):
+    import logging
+
+    from lit3r.redact import logger
+
+    key = "sk-ant-api03-Zq8XwR4tY7uIo0pAs5dF6gH2jK9l"
+    caplog.set_level(logging.WARNING)
+    logger("lit3r.test").warning("server said: %s", f"bad key Bearer {key}")
+    assert caplog.records and key not in caplog.text and "Bearer sk-...jK9l" in caplog.text
