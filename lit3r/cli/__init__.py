@@ -66,6 +66,8 @@ class Lit3rGroup(click.Group):
     def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.ClickException:  # a usage error: said at once (the drivers' errors are not even imported)
+            raise
         except UnknownIdError as exc:
             settings = (ctx.obj or {}).get("settings")
             if settings is not None and settings.backend != "embedded":
@@ -386,7 +388,6 @@ def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optiona
     field, and gets no submission line; the other questions run (exit 1 at the end)."""
     from lit3r.littraceqa.batch import check_out, run_batch
     from lit3r.littraceqa.inputs import scan_inputs
-    from lit3r.pipeline.engine import Engine
 
     settings = _settings(ctx, **({"llm": {"provider": llm}} if llm else {}))
     rows, bad = scan_inputs(queries)  # every line is checked here, before the models load
@@ -398,6 +399,8 @@ def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optiona
     if not rows:
         raise click.ClickException(f"{queries} holds no valid question: " + (
             "fix the lines above" if bad else "pass a JSONL file with one question per line"))
+    from lit3r.pipeline.engine import Engine  # loaded once the input and --out are checked
+
     try:
         engine = Engine(settings)
         _warn_stale(settings)

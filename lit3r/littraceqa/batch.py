@@ -2,13 +2,17 @@
 
 Bounded concurrency (threads: the engine is read-only per question; concurrency pays off when
 an LLM endpoint is the bottleneck), progress on stderr (:mod:`graph.progress`), resume (query
-ids already in the output are skipped), and isolation: a failing question is recorded in the
-trace file and the others go on.
+ids already in the output are skipped), and isolation: a failing question gets a line with an
+``error`` field in the output and the trace file, the others go on, and the next run answers it
+again. One run at a time writes an output (:func:`out_lock`), never the questions file itself
+(:func:`check_out`), each line in one ``write`` (:func:`_append`): every valid query id of the
+input is in the output exactly once (docs/RELIABILITY.md).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import threading
@@ -161,6 +165,10 @@ def out_lock(out: Path) -> Iterator[None]:
     except Timeout:
         raise InputError(f"--out {out}: another `lit3r run` is writing it: wait for it to finish, or choose "
                          f"another --out") from None
+    except OSError as exc:  # its folder cannot be written (a full disk is said by the caller)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise InputError(f"--out {out}: cannot be written ({exc.strerror or exc}): choose a writable path") from None
     try:
         yield
     finally:

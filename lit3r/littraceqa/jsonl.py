@@ -1,7 +1,8 @@
 """Bounded reading of the JSONL files a user passes (questions, gold, a submission, traces):
-split on "\n" only (:func:`graph.lines.jsonl_lines`, re-exported here); only a regular file is read (a FIFO or a device such as /dev/zero would be read without end),
-one line is at most :data:`MAX_LINE_BYTES`, and a line is parsed as strict JSON (no ``NaN`` or
-``Infinity``, no number that overflows), each failure one line naming ``FILE:LINE``."""
+split on "\n" only (:func:`graph.lines.jsonl_lines`, re-exported here); only a regular file is
+read (a FIFO or a device such as /dev/zero would be read without end), one line is at most
+:data:`MAX_LINE_BYTES`, and a line is parsed as strict JSON (no ``NaN`` or ``Infinity``, no
+number that overflows), each failure one line naming ``FILE:LINE``."""
 
 from __future__ import annotations
 
