@@ -323,7 +323,11 @@ def _journaled(journal: Path, key: str) -> bool:
 
 
 def _unreadable(pdf: Path, exc: OSError) -> str:
-    """The one-line failure of a PDF that cannot be read."""
+    """The one-line failure of a PDF that cannot be read, or whose crops cannot be written on a
+    full disk (ENOSPC, EDQUOT: the path and the fix are the disk's, not the file's)."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (f"{pdf.name}: its crops could not be written ({exc.strerror}: {exc.filename or 'the data folder'}): "
+                f"free space on that disk, then run the same command again (parsed papers are kept)")
     return f"{pdf.name}: cannot be read ({exc.strerror or exc}): fix its permissions (chmod +r) or remove it"
 
 

@@ -25,7 +25,7 @@ def confined(root: Path, rel: str, *, what: str, source: str) -> Path:
                             f"parser output)")
     shown = rel if len(rel) <= 200 else rel[:200] + "..."
     if os.path.isabs(rel) or Path(rel).is_absolute():
-        raise BadInputError(f"{source}: {what} {shown!r} is an absolute path, outside the parser's output folder "
+        raise BadInputError(f"{source}: {what} {shown!r} is an absolute path, outside the folder "
                             f"{root}: refused (fix or regenerate the parser output)")
     base = Path(root).resolve()
     try:
@@ -34,7 +34,7 @@ def confined(root: Path, rel: str, *, what: str, source: str) -> Path:
         raise BadInputError(f"{source}: {what} {shown!r} cannot be resolved ({exc}): refused (fix or regenerate "
                             f"the parser output)") from None
     if not target.is_relative_to(base):
-        raise BadInputError(f"{source}: {what} {shown!r} points to {target}, outside the parser's output folder "
+        raise BadInputError(f"{source}: {what} {shown!r} points to {target}, outside the folder "
                             f"{root}: refused (fix or regenerate the parser output)")
     return base / rel
 

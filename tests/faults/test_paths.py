@@ -51,3 +51,20 @@ def test_an_image_path_out_of_the_mineru_folder_is_refused_and_nothing_is_copied
     assert copied == [], copied
     assert not (home / "papers.jsonl").is_file() or (home / "papers.jsonl").read_text() == ""
     assert seconds < 120, seconds  # measured about 8 s on 2 busy cores
+
+
+def test_a_content_list_linked_from_outside_the_pdf_folder_is_refused(tmp_path):
+    """MinerU output beside the PDF that is a link to a content list elsewhere: not followed."""
+    (tmp_path / "pdfs").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(PAPER / "paper.pdf", tmp_path / "pdfs" / "p.pdf")
+    items = json.loads((PAPER / "content_list.json").read_text(encoding="utf-8"))
+    (tmp_path / "elsewhere" / "content_list.json").write_text(json.dumps(items), encoding="utf-8")
+    os.symlink(tmp_path / "elsewhere" / "content_list.json", tmp_path / "pdfs" / "p_content_list.json")
+    home = tmp_path / "home"
+    res, seconds = lit3r(home, "ingest", str(tmp_path / "pdfs"), "--parser", "mineru", "--no-build", "--workers", "1")
+    lines = errors(res.stderr)
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert any(line.startswith("skipped p.pdf: MinerU output 'p_content_list.json' points to ") and "refused" in line
+               for line in lines), lines
+    assert seconds < 120, seconds

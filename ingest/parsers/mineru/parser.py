@@ -107,6 +107,9 @@ class MinerUParser:
         doc = open_pdf(pdf)
         try:
             content = find_content_list(pdf)
+            if content is not None:  # beside the PDF, and no link out of its folder
+                confined(pdf.parent, content.relative_to(pdf.parent).as_posix(), what="MinerU output",
+                         source=pdf.name)
             if content is None:
                 content = run_mineru(pdf, Path(tempfile.mkdtemp(prefix="lit3r-mineru-")))
             parsed = parse_content_list(content, n_pages=doc.page_count)
