@@ -27,9 +27,18 @@ def shown_id(ident: object, limit: int = SHOWN_ID_CHARS) -> str:
 
 def escaped(text: object) -> str:
     """``text`` with every control character written as its escape (``\\n``, ``\\x07``), so an
-    echoed path or id never splits or rings the one error line."""
-    return "".join(ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
-                   for ch in str(text))
+    echoed path or id never splits or rings the one error line; a file name's bytes that are not
+    UTF-8 are written as ``\\xNN`` (:func:`_escape`)."""
+    return "".join(ch if ch.isprintable() or ch == " " else _escape(ch) for ch in str(text))
+
+
+def _escape(ch: str) -> str:
+    """One unprintable character as its escape; a byte that a file name held but that is not
+    UTF-8 (Python keeps it as a lone surrogate U+DC80-U+DCFF, ``surrogateescape``) is written as
+    that byte, ``\\xff``, the way ``ls -b`` shows it."""
+    if "\udc80" <= ch <= "\udcff":
+        return f"\\x{ord(ch) - 0xDC00:02x}"
+    return ch.encode("unicode_escape").decode("ascii")
 
 
 def shown_text(text: object, limit: int = SHOWN_ID_CHARS) -> str:

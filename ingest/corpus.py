@@ -42,6 +42,7 @@ from graph.progress import Reporter
 from graph.records import MAX_CHUNK_CHARS, Chunk, Paper, Reference, Source, chunk_id_for
 from ingest.chunking import build_chunks, title_abstract_text
 from ingest.document import BadInputError, ParsedDocument, RawReference
+from ingest.identity import refusal, taken_by
 from ingest.metadata import PaperMeta, load_metadata
 from ingest.parsers import get_parser, parser_names
 from ingest.references import TitleResolver, build_references, consolidate_work_ids
@@ -137,8 +138,9 @@ _NOT_ID = re.compile(r"[^\w.\-]+")
 def _pdf_files(root: Path, problems: list[str]) -> list[Path]:
     """The ``*.pdf`` files under the folder ``root`` (recursive, sorted, absolute), following
     symbolic links to folders. A folder that cannot be read, a link that loops (to itself or to
-    a folder above it, ``root``'s parents included) and a ``.pdf`` link that points nowhere are
-    each one line in ``problems`` and skipped."""
+    a folder above it, ``root``'s parents included), a ``.pdf`` link that points nowhere and a
+    ``.pdf`` that is not a regular file (a FIFO, a device such as a link to /dev/zero: read
+    without end) are each one line in ``problems`` and skipped."""
     files: list[Path] = []
     walked: set[tuple[int, int]] = set()
 
@@ -174,12 +176,29 @@ def _pdf_files(root: Path, problems: list[str]) -> list[Path]:
                     walk(path, above | {key})
             elif stat.S_ISREG(st.st_mode) and path.suffix.lower() == ".pdf":
                 files.append(path.absolute())
+            elif path.suffix.lower() == ".pdf":  # a FIFO, a device (a link to /dev/zero), a socket
+                problems.append(f"{path}: not a regular file ({_kind(st.st_mode)}{_link(entry, path)}): skipped "
+                                f"(pass PDF files)")
 
     st = root.stat()
     real_root = root.resolve()
     walked.add((st.st_dev, st.st_ino))
     walk(root, frozenset({(st.st_dev, st.st_ino)}))
     return sorted(files)
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular file or a folder is, in words."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a file"
+
+
+def _link(entry: os.DirEntry, path: Path) -> str:
+    """`` reached by a link to TARGET`` for a symbolic link, else empty."""
+    return f" reached by a link to {os.readlink(path)}" if entry.is_symlink() else ""
 
 
 def discover(pdf_dir: Path, metadata: dict[str, PaperMeta],
@@ -304,7 +323,11 @@ def _journaled(journal: Path, key: str) -> bool:
 
 
 def _unreadable(pdf: Path, exc: OSError) -> str:
-    """The one-line failure of a PDF that cannot be read."""
+    """The one-line failure of a PDF that cannot be read, or whose crops cannot be written on a
+    full disk (ENOSPC, EDQUOT: the path and the fix are the disk's, not the file's)."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (f"{pdf.name}: its crops could not be written ({exc.strerror}: {exc.filename or 'the data folder'}): "
+                f"free space on that disk, then run the same command again (parsed papers are kept)")
     return f"{pdf.name}: cannot be read ({exc.strerror or exc}): fix its permissions (chmod +r) or remove it"
 
 
@@ -346,11 +369,13 @@ def _winners(hashed: list[tuple[str, Path, Optional[PaperMeta], str]],
 
 
 def _plan(found: list[tuple[str, Path, Optional[PaperMeta]]], out_dir: Path, parser: str, images: bool,
-          report: IngestReport) -> tuple[list[Job], dict[str, str]]:
+          report: IngestReport, replace: bool = False) -> tuple[list[Job], dict[str, str]]:
     """The jobs of the files :func:`discover` found, and ``{sha256: paper_id}`` of the papers
     kept (:func:`_winners`). A file that cannot be read, or a second file with a paper id
     already seen, is a failure; a file with the bytes of another paper is a duplicate (one
-    paper per content); a file whose journal entry has the same key is counted ``unchanged``."""
+    paper per content); a file whose journal entry has the same key is counted ``unchanged``; a
+    file whose paper id another stored paper holds is a failure unless ``replace``
+    (:mod:`ingest.identity`)."""
     state = out_dir / ".state"
     hashed = []
     for pid, pdf, meta in found:
@@ -383,6 +408,10 @@ def _plan(found: list[tuple[str, Path, Optional[PaperMeta]]], out_dir: Path, par
             report.failures.append((str(pdf), f"{pdf.name}: duplicate paper id {pid!r}: rename the file or fix --metadata"))
             continue
         seen.add(pid)
+        old = None if replace else taken_by(state / f"{file_name(pid)}.json", pdf, digest)
+        if old is not None:  # the stored paper stays as it is
+            report.failures.append((str(pdf), refusal(pdf, pid, old)))
+            continue
         kept[digest] = pdf
         meta_json = meta.model_dump(mode="json") if meta else None
         key = hashlib.sha1(
@@ -451,6 +480,7 @@ def ingest_corpus(
     images: bool = True,
     progress: bool = True,
     prune: bool = False,
+    replace: bool = False,
 ) -> IngestReport:
     """Parse every PDF under ``pdf_dir`` into the corpus folder ``out_dir`` (see module doc).
 
@@ -460,7 +490,9 @@ def ingest_corpus(
     ``duplicates``; bad metadata lines, unreadable folders and symlink loops in ``problems``.
     Ids made from file names are :func:`paper_id_from_name` of the stem.
     ``prune``: drop papers of earlier runs whose PDF is not under ``pdf_dir`` (by default the
-    corpus only grows, so that several folders can be added one after another). Raises
+    corpus only grows, so that several folders can be added one after another). ``replace``: a
+    file whose paper id another stored paper holds replaces it (by default it is refused,
+    :mod:`ingest.identity`). Raises
     FileNotFoundError for a missing folder or one without PDFs, NotADirectoryError when
     ``out_dir`` is a file, ``ingest.metadata.MetadataError`` for a missing metadata file, ValueError
     for an unknown parser (:class:`ingest.parsers.UnknownParserError`) or a worker count below 1.
@@ -476,7 +508,7 @@ def ingest_corpus(
     metadata = load_metadata(metadata_file, problems) if metadata_file else {}
     found = discover(pdf_dir, metadata, problems)
     report = IngestReport(files=len(found), problems=problems)
-    jobs, winners = _plan(found, out_dir, parser, images, report)
+    jobs, winners = _plan(found, out_dir, parser, images, report, replace)
     _run(jobs, workers, progress, lambda entry: _record(entry, state, report))
     if prune:
         copies = {f for f, _ in report.duplicates}

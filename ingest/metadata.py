@@ -17,6 +17,7 @@ from typing import Callable, Iterator, Optional
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from graph.errors import Lit3rError
+from graph.lines import jsonl_lines
 
 
 class MetadataError(Lit3rError, ValueError):
@@ -144,7 +145,7 @@ def _lines(path: Path, data: bytes, problem: Callable[[str], None]) -> Iterator[
         except UnicodeDecodeError:
             problem(f"{path}: not a valid UTF-16 file: save it as UTF-8")
             return
-        yield from enumerate(text.splitlines(), start=1)
+        yield from jsonl_lines(text)
         return
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8):]

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 from graph.search.protocol import SearchIndex
 from graph.store import GraphStore
 from lit3r.config import Settings
-from lit3r.errors import ModelError
+from lit3r.errors import IndexDamaged, ModelError
 from lit3r.llm.client import StructuredLLM
 from lit3r.protocols import Encoder, Reranker
 from lit3r.read.base import Reader
@@ -76,10 +76,29 @@ def _open_embedded(settings: Settings) -> Stores:
     from graph.search.embedded import DB_NAME, EmbeddedSearchIndex
     from graph.sqlite import Database
 
+    _check_manifest(settings.index_dir, DB_NAME)
     r = settings.retrieve
     db = Database(settings.index_dir / DB_NAME)  # one connection per thread for both stores: one snapshot
     index = EmbeddedSearchIndex.open(settings.index_dir, k1=r.bm25_k1, b=r.bm25_b, db=db)
     return EmbeddedGraphStore.open(settings.index_dir / DB_NAME, db=db), index
+
+
+#: The files a published embedded index has besides its database (:mod:`lit3r.build`); one
+#: missing means a part of the index was lost, and no answer is given from the rest.
+INDEX_FILES = ("manifest.json", "chunk_vectors.f32")
+
+
+def _check_manifest(index_dir: Path, db_name: str) -> None:
+    """Raise IndexDamaged naming the file and the fix (``lit3r doctor``, then a rebuild) when the
+    index in ``index_dir`` has its database but lacks one of :data:`INDEX_FILES` (so it would
+    answer from a part of itself); nothing when there is no database (the store says so)."""
+    if not (index_dir / db_name).is_file():
+        return
+    for name in INDEX_FILES:
+        if not (index_dir / name).is_file():
+            raise IndexDamaged(f"the index in {index_dir} is missing part of itself ({name}): no answer is given "
+                               f"from the rest; run `lit3r doctor` to check it, then `lit3r ingest PDF_DIR "
+                               f"--rebuild` to rebuild it (parsed papers are kept)")
 
 
 def _open_servers(settings: Settings) -> Stores:
@@ -177,8 +196,10 @@ def llm(settings: Settings) -> Optional[StructuredLLM]:
     chat = PROVIDERS[cfg.provider](cfg)
     if chat is None:
         return None
+    from lit3r.llm_cache import CheckedCacheLLM  # a damaged cache entry: one warning, asked again
+
     cache = Path(settings.home) / "llm-cache" if cfg.cache else None
-    return StructuredLLM(chat, cache, retries=cfg.retries, backoff=cfg.backoff, max_tokens=cfg.max_tokens,
+    return CheckedCacheLLM(chat, cache, retries=cfg.retries, backoff=cfg.backoff, max_tokens=cfg.max_tokens,
                          temperature=cfg.temperature, price_in=cfg.price_in, price_out=cfg.price_out,
                          budget_s=cfg.retry_budget_s, breaker_failures=cfg.breaker_failures,
                          prompt_tokens=cfg.prompt_tokens, question_s=cfg.question_deadline_s)

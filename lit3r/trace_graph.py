@@ -18,7 +18,7 @@ from typing import Any, Optional, Sequence
 
 from graph.trace import TraceEdge, TraceGraph, TraceNode, question_key
 from lit3r.errors import InputError, shown_id
-from lit3r.littraceqa.jsonl import loads_line, read_capped, why_not_json
+from lit3r.littraceqa.jsonl import jsonl_lines, loads_line, read_capped, why_not_json
 
 #: Trace fields the graph needs (traces written before Lit3R stored them cannot be loaded).
 NEEDED = ("question", "rounds", "subqueries", "ranking_a", "ranking_b", "relate_sources", "seeds", "evidence_chunks")
@@ -138,7 +138,7 @@ def read_trace_lines(path: Path) -> tuple[list[dict], list[str]]:
         text = read_capped(Path(path)).decode("utf-8")  # a regular file only, each line bounded
     except UnicodeDecodeError:
         raise InputError(f"{path}: not a UTF-8 text file: pass the OUT.traces.jsonl of `lit3r run`") from None
-    for no, raw in enumerate(text.splitlines(), start=1):
+    for no, raw in jsonl_lines(text):
         if not raw.strip():
             continue
         try:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
-from graph.errors import first_unreadable, one_line_message, shown_text
+from graph.errors import escaped, first_unreadable, one_line_message, shown_text
 from graph.progress import Reporter
 from ingest.corpus import PARSERS, ingest_corpus, ingest_metadata_only
 from lit3r.cli.browser import browser
@@ -26,6 +26,7 @@ from lit3r.cli.params import OPTION, PAPER_IDS, TABLE_SCHEMA, OneLineUsageError,
 from lit3r.cli.render import print_answer, print_shown, print_table, toml
 from lit3r.cli.trace import graph_trace, trace
 from lit3r.config import Settings, load_settings
+from lit3r.disk import full_disk_line as _full_disk
 from lit3r.errors import Lit3rError, PermissionDenied, UnknownIdError, clean_line
 from lit3r.redact import masked, redact, redact_data, secret_values
 from lit3r.server_errors import server_errors, server_message
@@ -66,6 +67,8 @@ class Lit3rGroup(click.Group):
     def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.ClickException:  # a usage error: said at once (the drivers' errors are not even imported)
+            raise
         except UnknownIdError as exc:
             settings = (ctx.obj or {}).get("settings")
             if settings is not None and settings.backend != "embedded":
@@ -149,6 +152,8 @@ def _secrets(ctx: click.Context) -> list[str]:
 @click.option("--images/--no-images", default=True, show_default=True,
               help="Save PNG crops of table and figure regions.")
 @click.option("--prune", is_flag=True, help="Drop papers of earlier runs whose PDF is no longer under PDF_DIR.")
+@click.option("--replace", is_flag=True,
+              help="A file whose paper id another stored paper (other bytes) holds replaces it (default: refused).")
 @click.option("--metadata-only", "metadata_only", is_flag=True,
               help="Add the papers of --metadata without PDFs (a paper pool: title, venue, year, abstract).")
 @click.option("--build/--no-build", default=True, show_default=True,
@@ -158,7 +163,8 @@ def _secrets(ctx: click.Context) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print the run report as JSON.")
 @click.pass_context
 def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path], metadata_file, parser: str, workers,
-           images: bool, prune: bool, metadata_only: bool, build: bool, rebuild: bool, as_json: bool) -> None:
+           images: bool, prune: bool, replace: bool, metadata_only: bool, build: bool, rebuild: bool,
+           as_json: bool) -> None:
     """Parse the PDFs under PDF_DIR (a folder, or one PDF) into papers, chunks and references.
 
     Re-running is idempotent and resumes an interrupted run; bad files are reported and skipped;
@@ -181,10 +187,12 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
                 report = ingest_metadata_only(metadata_file, out_dir)
             else:
                 report = ingest_corpus(pdf_dir, out_dir, metadata_file=metadata_file, parser=parser,
-                                       workers=workers, images=images, progress=not as_json, prune=prune)
-        except OSError as exc:  # an unwritable or vanished output folder
-            raise click.ClickException(f"{exc.filename or out_dir}: {exc.strerror or exc}: the corpus folder must "
-                                       f"be writable (choose another with --home or --out)") from None
+                                       workers=workers, images=images, progress=not as_json, prune=prune,
+                                       replace=replace)
+        except OSError as exc:  # a full disk, an unwritable or vanished output folder
+            full = _full_disk(exc, out_dir, "parsed papers are kept")
+            raise click.ClickException(full or f"{exc.filename or out_dir}: {exc.strerror or exc}: the corpus folder "
+                                       f"must be writable (choose another with --home or --out)") from None
         except KeyboardInterrupt:
             click.echo("Error: interrupted: parsed papers are kept; run the same command again to resume", err=True)
             sys.exit(130)
@@ -192,12 +200,12 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
     if as_json:
         click.echo(json.dumps({"ingest": asdict(report), "build": asdict(built) if built else None}, indent=2))
         return
-    for _file, reason in report.failures:
-        click.echo(f"skipped {reason}", err=True)
+    for _file, reason in report.failures:  # escaped: a file name's non-UTF-8 bytes as \xNN, one line each
+        click.echo(f"skipped {escaped(reason)}", err=True)
     for _file, line in report.duplicates:
-        click.echo(f"duplicate {line}", err=True)
+        click.echo(f"duplicate {escaped(line)}", err=True)
     for line in report.problems[:_SHOWN_PROBLEMS]:
-        click.echo(f"warning: {line}", err=True)
+        click.echo(f"warning: {escaped(line)}", err=True)
     if len(report.problems) > _SHOWN_PROBLEMS:
         click.echo(f"warning: {len(report.problems) - _SHOWN_PROBLEMS} more input problem(s): see "
                    f"{out_dir / 'report.json'}", err=True)
@@ -251,6 +259,10 @@ def _build(settings: Settings, quiet: bool, rebuild: bool = False):
         raise click.ClickException(_server_message(settings, exc) + "; the local index is built, and the next "
                                    "`lit3r ingest` finishes the server load") from None
     except (sqlite3.DatabaseError, OSError) as exc:
+        full = _full_disk(exc, settings.index_dir, "the previous index still answers") \
+            if isinstance(exc, OSError) else None
+        if full:
+            raise click.ClickException(full) from None
         raise click.ClickException(f"the index in {settings.index_dir} could not be updated ({_clean(exc)}): run "
                                    f"`lit3r ingest PDF_DIR --rebuild` to rebuild it") from None
     except KeyboardInterrupt:
@@ -373,12 +385,12 @@ def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optiona
 
     Every input line is checked first: each bad line is one message naming the line and the
     field, and gets no submission line; the other questions run (exit 1 at the end)."""
-    from lit3r.littraceqa.batch import run_batch
+    from lit3r.littraceqa.batch import check_out, run_batch
     from lit3r.littraceqa.inputs import scan_inputs
-    from lit3r.pipeline.engine import Engine
 
     settings = _settings(ctx, **({"llm": {"provider": llm}} if llm else {}))
     rows, bad = scan_inputs(queries)  # every line is checked here, before the models load
+    check_out(queries, out, probe_lock=True)  # --out is not --queries, and no other run writes it
     if bad and fail_fast:
         raise click.ClickException(f"{bad[0]} (--fail-fast: no question was run)")
     for line in bad:
@@ -386,13 +398,16 @@ def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optiona
     if not rows:
         raise click.ClickException(f"{queries} holds no valid question: " + (
             "fix the lines above" if bad else "pass a JSONL file with one question per line"))
+    from lit3r.pipeline.engine import Engine  # loaded once the input and --out are checked
+
     try:
         engine = Engine(settings)
         _warn_stale(settings)
         report = run_batch(engine, queries, out, workers=workers)
     except OSError as exc:
-        raise click.ClickException(f"--out {out}: cannot be written ({exc.strerror or exc}): choose a writable "
-                                   f"path") from None
+        full = _full_disk(exc, out, "the lines written are kept")
+        raise click.ClickException(full or f"--out {out}: cannot be written ({exc.strerror or exc}): choose a "
+                                   f"writable path") from None
     for qid, err in report.failures:
         click.echo(f"failed {qid}: {redact(err, _secrets(ctx))}", err=True)
     if trace_graph:
@@ -481,7 +496,7 @@ def _read_jsonl(path: Path, torn: Optional[list[str]] = None) -> list[dict]:
     killed run, :func:`lit3r.littraceqa.batch.torn_tail`) is skipped and one warning naming the
     file and the repair is appended to this list; without it (the gold file) it is an error too."""
     from lit3r.littraceqa.batch import torn_tail
-    from lit3r.littraceqa.jsonl import loads_line, read_capped, why_not_json
+    from lit3r.littraceqa.jsonl import jsonl_lines, loads_line, read_capped, why_not_json
 
     data = read_capped(path)  # a regular file only, each line bounded
     cut = torn_tail(data) if torn is not None else None
@@ -495,7 +510,7 @@ def _read_jsonl(path: Path, torn: Optional[list[str]] = None) -> list[dict]:
     except UnicodeDecodeError:
         raise click.ClickException(f"{path}: not a UTF-8 text file: pass a JSONL file") from None
     rows = []
-    for no, line in enumerate(text.splitlines(), start=1):
+    for no, line in jsonl_lines(text):
         if line.strip():
             try:
                 rows.append(loads_line(line))

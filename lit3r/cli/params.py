@@ -126,9 +126,10 @@ class TableSchemaType(click.ParamType):
             c.setdefault("type", "string")
             if not c["name"].strip():
                 self.fail("a column has an empty name: name every column", param, ctx)
-            if c["name"] in seen:
-                self.fail(f"column {shown_id(c['name'])} is given twice: name columns uniquely", param, ctx)
-            seen.add(c["name"])
+            if c["name"].casefold().strip() in seen:  # "Model" and "model" would be one column of the answer
+                self.fail(f"column {shown_id(c['name'])} is given twice (names differ in case or spaces only): "
+                          f"name columns uniquely", param, ctx)
+            seen.add(c["name"].casefold().strip())
             if c["type"] not in ("string", "number", "boolean"):
                 self.fail(f"column {shown_id(c['name'])}: type must be string, number or boolean", param, ctx)
             if not isinstance(c.get("is_row_key", False), bool):

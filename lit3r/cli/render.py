@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import click
 
-from graph.records import Paper
 from lit3r.littraceqa.format import describe
-from lit3r.pipeline.engine import AskResult
 
 if TYPE_CHECKING:  # lit3r.show loads PyMuPDF: only `ask --show` needs it
+    from graph.records import Paper
+    from lit3r.pipeline.engine import AskResult  # loaded by `ask` itself: a usage error is said before it loads
     from lit3r.show import ShowReport
 
 

@@ -2,24 +2,31 @@
 
 Bounded concurrency (threads: the engine is read-only per question; concurrency pays off when
 an LLM endpoint is the bottleneck), progress on stderr (:mod:`graph.progress`), resume (query
-ids already in the output are skipped), and isolation: a failing question is recorded in the
-trace file and the others go on.
+ids already in the output are skipped), and isolation: a failing question gets a line with an
+``error`` field in the output and the trace file, the others go on, and the next run answers it
+again. One run at a time writes an output (:func:`out_lock`), never the questions file itself
+(:func:`check_out`), each line in one ``write`` (:func:`_append`): every valid query id of the
+input is in the output exactly once (docs/RELIABILITY.md).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import os
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
+from graph.atomic import write_bytes_atomic
 from graph.progress import Reporter
 from lit3r.errors import InputError
 from lit3r.littraceqa.inputs import scan_inputs
-from lit3r.littraceqa.jsonl import read_capped
+from lit3r.littraceqa.jsonl import jsonl_lines, read_capped
 from lit3r.redact import redact, redact_data, secret_values
 from lit3r.server_errors import server_message
 
@@ -84,20 +91,88 @@ def done_ids(out: Path) -> set[str]:
     ids: set[str] = set()
     if not out.is_file():
         return ids
+    for row in _rows(out):
+        if "error" not in row:  # a failed question's line is answered again by the next run
+            ids.add(row["query_id"])
+    return ids
+
+
+def _rows(out: Path) -> list[dict]:
+    """The lines of the submission file ``out`` as dicts (each with a string ``query_id``);
+    InputError when it is not a submission file."""
     try:
-        lines = read_capped(out).decode("utf-8").splitlines()  # each line bounded
+        text = read_capped(out).decode("utf-8")  # each line bounded
     except UnicodeDecodeError:
         raise InputError(f"--out {out}: not a UTF-8 submission file: choose another --out") from None
-    for no, line in enumerate(lines, start=1):
+    rows = []
+    for no, line in jsonl_lines(text):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
-            ids.add(row["query_id"])
+            if not isinstance(row["query_id"], str):
+                raise TypeError("query_id")
         except (ValueError, KeyError, TypeError, RecursionError):  # also a number over the digit limit
             raise InputError(f"--out {out}:{no}: not a submission line: choose another --out "
                              f"(it is never overwritten)") from None
-    return ids
+        rows.append(row)
+    return rows
+
+
+def _drop_failed(out: Path) -> None:
+    """Rewrite ``out`` (atomically) without the lines of questions that failed in an earlier run
+    (an ``error`` field): this run answers them, so each query id stays on one line."""
+    if not out.is_file():
+        return
+    lines = [line for line in out.read_bytes().split(b"\n") if line.strip()]  # each parses: done_ids read them
+    keep = [line for line in lines if "error" not in json.loads(line)]
+    if len(keep) != len(lines):
+        write_bytes_atomic(out, b"".join(line + b"\n" for line in keep))
+
+
+def check_out(queries: Path, out: Path, traces: Optional[Path] = None, *, probe_lock: bool = False) -> None:
+    """Refuse (InputError) an ``out`` or ``traces`` that is the ``queries`` file (:func:`same_file`);
+    ``probe_lock``: also refuse when another run holds ``out`` now (:func:`out_lock`), so that
+    ``lit3r run`` says so before its models load."""
+    traces = traces or out.with_name(out.name + ".traces.jsonl")
+    for path, name in ((out, "--out"), (traces, "the traces file")):
+        if same_file(queries, path):  # one path, a hard link or a symbolic link: appending would grow the input
+            raise InputError(f"{name} {path} is the --queries file {queries} (the same file): write the submission "
+                             f"to another file")
+    if probe_lock and out.parent.is_dir():
+        with out_lock(out):
+            pass
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Are ``a`` and ``b`` one file (the same inode: one path, a hard link or a symbolic link)?"""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def out_lock(out: Path) -> Iterator[None]:
+    """Hold ``out`` (and its traces) for one ``lit3r run``: an OS lock on ``<out>.lock`` (the
+    ``filelock`` library; a killed run releases it). Raises InputError at once while another run
+    holds it: two runs appending to one file would write a question twice."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(out.with_name(out.name + ".lock")))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise InputError(f"--out {out}: another `lit3r run` is writing it: wait for it to finish, or choose "
+                         f"another --out") from None
+    except OSError as exc:  # its folder cannot be written (a full disk is said by the caller)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise InputError(f"--out {out}: cannot be written ({exc.strerror or exc}): choose a writable path") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def run_batch(engine, queries: Path, out: Path, *, workers: int = 1, progress: bool = True,
@@ -114,13 +189,20 @@ def run_batch(engine, queries: Path, out: Path, *, workers: int = 1, progress: b
     if invalid and fail_fast:
         raise InputError(f"{invalid[0]} (--fail-fast: no question was run)")
     out = Path(out)
-    if out.exists() and Path(queries).resolve() == out.resolve():
-        raise InputError(f"--out {out} is the --queries file: write the submission to another file")
     traces = traces or out.with_name(out.name + ".traces.jsonl")
+    check_out(queries, out, traces)
     out.parent.mkdir(parents=True, exist_ok=True)
+    with out_lock(out):
+        return _run_locked(engine, rows, invalid, out, traces, workers, progress)
+
+
+def _run_locked(engine, rows: list[dict], invalid: list[str], out: Path, traces: Path, workers: int,
+                progress: bool) -> BatchReport:
+    """:func:`run_batch` once ``out`` is held (:func:`out_lock`)."""
     _drop_torn_line(out)
     _drop_torn_line(traces)  # a killed run can tear the last trace line too (it would block `lit3r eval`)
     done = done_ids(out)
+    _drop_failed(out)
     todo = [r for r in rows if r["query_id"] not in done]
     report = BatchReport(inputs=len(rows), skipped=len(rows) - len(todo), invalid=invalid)
     lock = threading.Lock()
@@ -148,9 +230,11 @@ def run_batch(engine, queries: Path, out: Path, *, workers: int = 1, progress: b
                     report.stopped = redact(server_message(getattr(engine, "settings", None), exc), secrets)
             stop.set()
             return
-        except Exception as exc:  # one failing question never loses the others
+        except Exception as exc:  # one failing question never loses the others; its line says why
             with lock:
                 report.failures.append((row["query_id"], redact(f"{type(exc).__name__}: {exc}", secrets)[:300]))
+                _append(out, {"query_id": row["query_id"], "gold_papers": [], "evidence": [], "answer": {},
+                              "error": report.failures[-1][1]})
                 _append(traces, {"query_id": row["query_id"], "error": report.failures[-1][1]})
             return
         with lock:
@@ -181,9 +265,16 @@ def _servers_down() -> tuple[type[BaseException], ...]:
 
 
 def _append(path: Path, obj: dict) -> None:
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
-        fh.flush()
+    """Append ``obj`` as one whole line: a single ``write`` of the line's bytes to a file opened
+    with ``O_APPEND`` (no other writer interleaves: :func:`out_lock`)."""
+    data = (json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        while view:  # a short write (a full disk raises instead) goes on where it stopped
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 def torn_tail(data: bytes) -> Optional[int]:

@@ -28,7 +28,7 @@ from pydantic import (
 from graph.errors import shown_id
 from lit3r.errors import InputError
 from lit3r.littraceqa.format import normalize_text
-from lit3r.littraceqa.jsonl import loads_line, read_capped, why_not_json
+from lit3r.littraceqa.jsonl import jsonl_lines, loads_line, read_capped, why_not_json
 
 #: The answer types of the format.
 ANSWER_TYPES = ("freeform", "multiple_choice", "table")
@@ -115,6 +115,8 @@ class QuestionInput(BaseModel):
             # "FIELD: message": :func:`_message` names the field of a whole-line check
             raise ValueError('multiple_choice_options: missing while answer_types has "multiple_choice": give '
                              'the options')
+        if "table" in self.answer_types and self.table_schema is not None and not self.table_schema:
+            raise ValueError('table_schema: empty while answer_types has "table": give at least one column')
         return self
 
     def row(self) -> dict[str, Any]:
@@ -166,7 +168,7 @@ def scan_inputs(path: Path) -> tuple[list[dict], list[str]]:
     rows: list[dict] = []
     problems: list[str] = []
     first: dict[str, int] = {}
-    for no, line in enumerate(text.splitlines(), start=1):
+    for no, line in jsonl_lines(text):
         if not line.strip():
             continue
         where = f"{path}:{no}"

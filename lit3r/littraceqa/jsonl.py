@@ -1,7 +1,8 @@
 """Bounded reading of the JSONL files a user passes (questions, gold, a submission, traces):
-only a regular file is read (a FIFO or a device such as /dev/zero would be read without end),
-one line is at most :data:`MAX_LINE_BYTES`, and a line is parsed as strict JSON (no ``NaN`` or
-``Infinity``, no number that overflows), each failure one line naming ``FILE:LINE``."""
+split on "\n" only (:func:`graph.lines.jsonl_lines`, re-exported here); only a regular file is
+read (a FIFO or a device such as /dev/zero would be read without end), one line is at most
+:data:`MAX_LINE_BYTES`, and a line is parsed as strict JSON (no ``NaN`` or ``Infinity``, no
+number that overflows), each failure one line naming ``FILE:LINE``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.errors import shown_text
+from graph.lines import jsonl_lines
 from lit3r.errors import InputError
 
 #: The longest line a JSONL input may have (bytes); a longer one is an error naming it.
@@ -75,3 +77,6 @@ def why_not_json(exc: BaseException) -> str:
     if "digits" in text:  # int max_str_digits
         return "a number with over 4,300 digits"
     return text
+
+
+__all__ = ["MAX_LINE_BYTES", "jsonl_lines", "loads_line", "read_capped", "why_not_json"]

@@ -13,6 +13,7 @@ from typing import Optional
 from ingest.document import BadInputError, Block, ParsedDocument, RawReference
 from ingest.metadata import venue_year_from_text
 from ingest.parsers.base import CROP_DPI
+from ingest.parsers.confined import confined
 from ingest.parsers.mineru.content_list import parse_content_list
 from ingest.parsers.pymupdf import Crops, open_pdf
 from ingest.text import normalize_key
@@ -91,7 +92,8 @@ class MinerUParser:
     and the crops of objects whose image MinerU did not leave: ``image_dir``, ``image_ref`` and
     ``dpi`` as for :class:`ingest.parsers.pymupdf.PyMuPDFParser` (MinerU's own crops are copied
     into ``image_dir``). Raises BadInputError for a PDF that does not open
-    (:func:`ingest.parsers.pymupdf.open_pdf`), unusable MinerU output, or no output and no MinerU.
+    (:func:`ingest.parsers.pymupdf.open_pdf`), unusable MinerU output, an ``img_path`` that leads
+    out of the content list's folder (:mod:`ingest.parsers.confined`), or no output and no MinerU.
     """
 
     name = "mineru"
@@ -105,6 +107,9 @@ class MinerUParser:
         doc = open_pdf(pdf)
         try:
             content = find_content_list(pdf)
+            if content is not None:  # beside the PDF, and no link out of its folder
+                confined(pdf.parent, content.relative_to(pdf.parent).as_posix(), what="MinerU output",
+                         source=pdf.name)
             if content is None:
                 content = run_mineru(pdf, Path(tempfile.mkdtemp(prefix="lit3r-mineru-")))
             parsed = parse_content_list(content, n_pages=doc.page_count)
@@ -113,16 +118,18 @@ class MinerUParser:
             if place_references(parsed.references, [doc[i].get_text() for i in range(doc.page_count)]):
                 parsed.warnings = [w.replace(_GAPS_TAIL, _PLACED_TAIL) for w in parsed.warnings]
             for b in parsed.blocks:
-                self._image(b, doc, content.parent)
+                self._image(b, doc, content.parent, f"{pdf.name}: {content}")
         finally:
             doc.close()
         return parsed
 
-    def _image(self, b: Block, doc, content_dir: Path) -> None:
+    def _image(self, b: Block, doc, content_dir: Path, source: str = "content_list.json") -> None:
         """Bring MinerU's crop of ``b`` (its ``image``, relative to ``content_dir``) into the
         corpus folder, or crop the block's ``region`` from the PDF; ``b.image`` is None without
-        an image folder or when neither exists."""
-        src = content_dir / b.image if b.image else None
+        an image folder or when neither exists. Raises BadInputError naming the path when the
+        image path leads out of ``content_dir`` (absolute, ``..``, a link out:
+        :func:`ingest.parsers.confined.confined`); ``source`` names the content list."""
+        src = confined(content_dir, b.image, what="img_path", source=source) if b.image else None
         b.image = None
         img_dir = self.crops.image_dir
         if img_dir is None:

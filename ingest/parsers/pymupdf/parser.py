@@ -8,6 +8,8 @@ package page by page.
 
 from __future__ import annotations
 
+import mmap
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -32,7 +34,8 @@ _MIN_CHARS_PER_PAGE, _MIN_CHARS = 50, 500
 def open_pdf(path: Path) -> "pymupdf.Document":
     """Open ``path`` as a pymupdf.Document (the caller closes it), or raise
     :class:`BadInputError` with a one-line reason and fix: empty file, no "%PDF" header,
-    unreadable, encrypted, truncated (no end-of-file marker and repaired on opening), no pages."""
+    unreadable, encrypted, truncated (repaired on opening and :func:`_cut_short`), no pages. Bytes after
+    the last ``%%EOF`` (common in the wild) are no reason to refuse a file PyMuPDF opens."""
     path = Path(path)
     size = path.stat().st_size
     if size == 0:
@@ -41,6 +44,7 @@ def open_pdf(path: Path) -> "pymupdf.Document":
         head = fh.read(_HEAD_BYTES)
         fh.seek(max(0, size - _TAIL_BYTES))
         tail = fh.read()
+        cut = b"%%EOF" not in tail and _cut_short(fh)
     if b"%PDF-" not in head:
         raise BadInputError(f"{path.name}: not a PDF (no %PDF header): convert it to PDF or remove it")
     try:
@@ -49,11 +53,26 @@ def open_pdf(path: Path) -> "pymupdf.Document":
         raise BadInputError(f"{path.name}: unreadable PDF ({exc}): re-download it") from None
     if doc.needs_pass:
         raise BadInputError(f"{path.name}: encrypted PDF: decrypt it first (e.g. qpdf --decrypt)")
-    if b"%%EOF" not in tail and doc.is_repaired:
+    if cut and doc.is_repaired:
         raise BadInputError(f"{path.name}: truncated PDF (no end-of-file marker): re-download it")
     if doc.page_count == 0:
         raise BadInputError(f"{path.name}: PDF has no pages: re-download it")
     return doc
+
+
+#: PDF object syntax ("12 0 obj", "endobj", "xref", "trailer"): after the last %%EOF, a sign of an
+#: incremental update cut short rather than of trailing bytes.
+_OBJECT_SYNTAX = re.compile(rb"\d+\s+\d+\s+obj\b|\bendobj\b|\bstartxref\b|\btrailer\b")
+
+
+def _cut_short(fh) -> bool:
+    """Does the open PDF file ``fh`` look cut short: no ``%%EOF`` at all, or PDF object syntax
+    after its last one (a download that stopped inside an update)? Trailing bytes that are not
+    PDF syntax (padding, a signature, a web page's tail) are not a cut."""
+    fh.seek(0)
+    with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        last = data.rfind(b"%%EOF")
+        return last < 0 or _OBJECT_SYNTAX.search(data, last + 5) is not None
 
 
 def page_blocks(raw_blocks: PageLines, body_size: float) -> list[PBlock]:
