@@ -196,10 +196,8 @@ def llm(settings: Settings) -> Optional[StructuredLLM]:
     chat = PROVIDERS[cfg.provider](cfg)
     if chat is None:
         return None
-    from lit3r.llm_cache import CheckedCacheLLM  # a damaged cache entry: one warning, asked again
-
     cache = Path(settings.home) / "llm-cache" if cfg.cache else None
-    return CheckedCacheLLM(chat, cache, retries=cfg.retries, backoff=cfg.backoff, max_tokens=cfg.max_tokens,
+    return StructuredLLM(chat, cache, retries=cfg.retries, backoff=cfg.backoff, max_tokens=cfg.max_tokens,
                          temperature=cfg.temperature, price_in=cfg.price_in, price_out=cfg.price_out,
                          budget_s=cfg.retry_budget_s, breaker_failures=cfg.breaker_failures,
                          prompt_tokens=cfg.prompt_tokens, question_s=cfg.question_deadline_s)

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Optional
 
 from graph.errors import shown_text
-from lit3r.llm.client import StructuredLLM
 
 
 def damaged(path: Path) -> Optional[str]:
@@ -31,23 +30,18 @@ def damaged(path: Path) -> Optional[str]:
     return None if isinstance(value, dict) else "not a JSON object"
 
 
-class CheckedCacheLLM(StructuredLLM):
-    """:class:`lit3r.llm.client.StructuredLLM` whose cache reads skip a damaged entry with one
-    warning line (module docstring)."""
-
-    def _cache_get(self, key: str) -> Optional[str]:
-        if self.cache_dir is None:
-            return None
-        path = self.cache_dir / key[:2] / f"{key}.json"
-        if not path.exists() and not path.is_symlink():
-            return None
-        why = damaged(path)
-        if why is None:
-            return super()._cache_get(key)
-        try:
-            path.unlink()  # the reply asked for now is written in its place
-        except OSError:
-            pass
-        sys.stderr.write(f"warning: LLM cache entry {shown_text(path, 200)} is damaged ({why}): ignored, asked "
-                         f"again and rewritten\n")
+def read_entry(path: Path) -> Optional[str]:
+    """The cached reply at ``path``, or None when there is none or it is damaged (then removed so
+    that the reply asked for now is written in its place, with one warning line on stderr)."""
+    if not path.exists() and not path.is_symlink():
         return None
+    why = damaged(path)
+    if why is None:
+        return path.read_text(encoding="utf-8")
+    try:
+        path.unlink()
+    except OSError:
+        pass
+    sys.stderr.write(f"warning: LLM cache entry {shown_text(path, 200)} is damaged ({why}): ignored, asked "
+                     f"again and rewritten\n")
+    return None

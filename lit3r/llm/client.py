@@ -36,6 +36,7 @@ from pydantic import BaseModel, ValidationError
 
 from graph.atomic import write_text_atomic
 from lit3r.errors import ContextOverflow, FatalLLMError, LLMError, TransientLLMError
+from lit3r.llm.cache import read_entry
 from lit3r.llm.faults import Breaker, backoff_wait
 from lit3r.llm.fit import shrink_messages
 from lit3r.redact import logger, redact
@@ -382,8 +383,7 @@ class StructuredLLM:
     def _cache_get(self, key: str) -> Optional[str]:
         if self.cache_dir is None:
             return None
-        path = self.cache_dir / key[:2] / f"{key}.json"
-        return path.read_text(encoding="utf-8") if path.is_file() else None
+        return read_entry(self.cache_dir / key[:2] / f"{key}.json")  # a damaged entry: warned, asked again
 
     def _cache_put(self, key: str, value: str) -> None:
         if self.cache_dir is None:
