@@ -205,16 +205,18 @@ class Support:
         q = self.query
         self.weight = {t: (0.5 + math.log(1 + n / (1 + df.get(t, 0)))) * (2.0 if t in q.asked else 1.0)
                        for t in q.terms | q.negated}
-        self.total = sum(self.weight[t] for t in self.query.terms) or 1.0
+        self.total = math.fsum(self.weight[t] for t in self.query.terms) or 1.0
 
     def relevance(self, unit: Unit) -> float:
         """In [-1, 1 + CHUNK_PRIOR]: the weighted share of question terms the unit holds, minus its
         negated terms, plus the chunk prior."""
         w, q = self.weight, self.query
-        hit = sum(w[t] for t in q.terms & unit.terms) + 0.5 * sum(w[t] for t in (q.terms & unit.context) - unit.terms)
-        hit += sum(w[t] for t in q.negated & unit.negated)  # "non-learned" meets "not learned"
-        hit += sum(w[t] for t in (q.terms & unit.values) - unit.terms)  # "listed at 0.96 bpb"
-        neg = sum(w[t] for t in q.negated & (unit.terms | unit.context) - unit.negated)
+        # math.fsum: a sum over a set must not depend on the set's (hash-seeded) iteration order
+        hit = (math.fsum(w[t] for t in q.terms & unit.terms)
+               + 0.5 * math.fsum(w[t] for t in (q.terms & unit.context) - unit.terms))
+        hit += math.fsum(w[t] for t in q.negated & unit.negated)  # "non-learned" meets "not learned"
+        hit += math.fsum(w[t] for t in (q.terms & unit.values) - unit.terms)  # "listed at 0.96 bpb"
+        neg = math.fsum(w[t] for t in q.negated & (unit.terms | unit.context) - unit.negated)
         share = SUMMARY_SHARE if self.numeric and unit.kind == "line" and _summary(unit.chunk) else 1.0
         return share * (hit - neg) / self.total + CHUNK_PRIOR * unit.prior
 
@@ -245,7 +247,7 @@ class Claim:
 
     @property
     def total(self) -> float:
-        return sum(self.weight[t] for t in self.words | self.numbers)
+        return math.fsum(self.weight[t] for t in self.words | self.numbers)
 
 
 @dataclass
@@ -312,8 +314,8 @@ def claim_match(claim: Claim, unit: Unit) -> tuple[float, float]:
     said = (unit.value_terms | unit.terms) - unit.negated
     found = claim.words & said
     found |= {t for a, b, ab in claim.joined if ab in said for t in (a, b) if t in claim.words}
-    hit = sum(w[t] for t in found) + sum(w[t] for t in claim.numbers & unit.values)
-    against = sum(w[t] for t in claim.words & unit.negated)
+    hit = math.fsum(w[t] for t in found) + math.fsum(w[t] for t in claim.numbers & unit.values)
+    against = math.fsum(w[t] for t in claim.words & unit.negated)
     return hit / total, against / total
 
 
@@ -341,7 +343,7 @@ def choose_option(options: dict[str, str], units: Sequence[Unit],
         best_of = {lab: max(matches[(lab, i)][0] for i in range(len(claims[lab]))) for lab in options}
         for (lab, i), (m, a) in matches.items():
             if m:
-                others = sum(v for k, v in best_of.items() if k != lab)
+                others = math.fsum(v for k, v in best_of.items() if k != lab)
                 found[(lab, i)].append((rel * m * m / (m + others), m, u))
             if a and rel * a > against.get((lab, i), (0.0, None))[0]:
                 against[(lab, i)] = (rel * a, u)
@@ -350,7 +352,7 @@ def choose_option(options: dict[str, str], units: Sequence[Unit],
         sup = OptionSupport()
         scores = []
         for i, c in enumerate(cs):
-            hits = sorted(found[(lab, i)], key=lambda su: -su[0])
+            hits = sorted(found[(lab, i)], key=lambda su: -su[0])  # ties: unit order (score, then rank)
             top, top_unit = (hits[0][0], _first_statement(hits)) if hits else (0.0, None)
             # corroboration: the whole claim stated again in another chunk
             again = [(sc, u) for sc, m, u in hits if m >= 1.0 and top_unit is not None
@@ -367,9 +369,9 @@ def choose_option(options: dict[str, str], units: Sequence[Unit],
                 sup.against = neg_unit
             if c.total > 0:
                 scores.append(top + SECOND_PLACE * second - neg)
-        sup.score = sum(scores)
+        sup.score = math.fsum(scores)
         result[lab] = sup
-    ranked = sorted(options, key=lambda lab: -result[lab].score)
+    ranked = sorted(options, key=lambda lab: (-result[lab].score, lab))
     if not ranked or result[ranked[0]].score <= 0 or (len(ranked) > 1 and result[ranked[0]].score == result[ranked[1]].score):
         return None, result
     return ranked[0], result
