@@ -30,7 +30,6 @@ from graph.search.protocol import SearchIndex
 from graph.search.tokenize import tokenize
 from graph.store import GraphStore
 from lit3r.config import ReadParams
-from lit3r.pipeline.pool import Pool
 from lit3r.read.base import ReadRequest, ReadResult
 from lit3r.read.claims import Support, Unit, choose_option, own_names, terms, units_of
 from lit3r.read.scoring import CITE_Q, NUM, NUMERIC_Q, ask_part, chunk_lines, named_objects, overlap, question_entities
@@ -66,10 +65,11 @@ class ExtractiveReader:
         return [target for _, _, target in self.graph.cites(paper_id) if target]
 
     def score_chunks(self, question: str, qvecs: np.ndarray, candidates: Sequence[str], *,
-                     pool: Optional[Pool] = None, limit: Optional[int] = None) -> ScoredChunks:
+                     pooled: Optional[frozenset[str]] = None, limit: Optional[int] = None) -> ScoredChunks:
         """Every chunk of the first ``limit`` (default ``read.papers``) candidates with its score
         (module docstring), best first, and the question's closeness to them (for abstention).
-        ``qvecs``: the question's and its ask part's query vectors, ``(2, dim)``."""
+        ``qvecs``: the question's and its ask part's query vectors, ``(2, dim)``; ``pooled``: the
+        chunk ids of the Retrieve pool (those get the pool bonus)."""
         ask = ask_part(question)
         qtok, atok = set(tokenize(question)), set(tokenize(ask))
         cite_q = bool(CITE_Q.search(question))
@@ -88,7 +88,7 @@ class ExtractiveReader:
                 ctok = set(tokenize(c.text))
                 s = (float(sq) + float(sa) + 0.5 * overlap(qtok, ctok) + 0.5 * overlap(atok, ctok)
                      + 0.3 / (1 + rank))
-                if pool is not None and c.chunk_id in pool.scores:
+                if pooled is not None and c.chunk_id in pooled:
                     s += 0.1
                 if numeric_q and c.kind == "table":
                     s += 0.15
@@ -99,6 +99,8 @@ class ExtractiveReader:
                 if c.object_id in named:
                     s += 1.0  # the question names this object: "Figure 1 of ...", "reference [57]"
                 scored.append((s, c))
+        # ties: candidate rank, then the chunk's place in its paper (the list is built in that order;
+        # Python's sort is stable), never a hash-seeded set order
         scored.sort(key=lambda sc: -sc[0])
         closest = np.sort(np.concatenate(cosines))[::-1][: self.params.abstain_chunks] if cosines else np.zeros(0)
         return ScoredChunks(scored, float(closest.mean()) if len(closest) else -1.0)
@@ -107,13 +109,14 @@ class ExtractiveReader:
         """Answer ``request`` from its candidates. Every answer type is produced (the validator
         keeps the requested ones); ``scored``: the output of :meth:`score_chunks` when the caller
         already has it (chunks beyond the first ``read.papers`` candidates are ignored)."""
-        question, candidates, pool = request.question, request.candidates, request.pool
+        question, candidates = request.question, request.candidates
         options, schema = request.options, request.schema
         if not candidates:
             return ReadResult([], [])
         ask = ask_part(question)
         numeric_q = bool(NUMERIC_Q.search(ask))
-        given = scored if scored is not None else self.score_chunks(question, request.qvecs, candidates, pool=pool)
+        given = scored if scored is not None else self.score_chunks(question, request.qvecs, candidates,
+                                                                         pooled=request.pooled)
         first = set(candidates[: self.params.papers])
         read = [sc for sc in given.items if sc[1].paper_id in first]
         if not read or given.closeness < self.params.abstain_cosine:  # far from everything read
@@ -124,7 +127,7 @@ class ExtractiveReader:
         best: dict[str, tuple[float, Chunk]] = {}
         for s, c in read:
             best.setdefault(c.paper_id, (s, c))
-        ranked = sorted(best.items(), key=lambda kv: -kv[1][0])
+        ranked = sorted(best.items(), key=lambda kv: -kv[1][0])  # ties: candidate rank (stable sort)
         if not ranked:
             return ReadResult([], [])
         top = ranked[0][1][0]
