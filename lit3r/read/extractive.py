@@ -32,6 +32,7 @@ from graph.store import GraphStore
 from lit3r.config import ReadParams
 from lit3r.read.base import ReadRequest, ReadResult
 from lit3r.read.claims import Support, Unit, choose_option, own_names, terms, units_of
+from lit3r.read.ratios import pick_factor
 from lit3r.read.scoring import CITE_Q, NUM, NUMERIC_Q, ask_part, chunk_lines, named_objects, overlap, question_entities
 from lit3r.read.selection import names_in, select_papers
 
@@ -162,6 +163,11 @@ class ExtractiveReader:
                             and all(c.paper_id != u.chunk.paper_id for c in stating)
                             and (u.kind != "line" or u.chunk.paper_id not in objects)]
                 answer_unit = next((u for u in per_option[result.choice].units if u is not None), None)
+            factor = pick_factor(question, options, [c for _, c in read if c.paper_id in chosen])
+            if factor is not None:  # "by what factor ...": the quotient of two table cells states the option
+                result.choice, stating = factor.label, []
+                answer_unit = Unit(factor.chunk, factor.text, set(), set(), "row")
+                result.notes.append(f"factor option {factor.label}: {factor.text}")
         if answer_unit is None and units:
             how = bool(_HOW_Q.search(ask)) and not numeric_q
             # a mechanism is the first supporting paper's: its own sentences answer "how"
@@ -486,7 +492,7 @@ def _cell_near(line: str, col: dict, columns: Sequence[dict]) -> object:
     spots = {c["name"]: _spots(line, c, numeric) for c in numeric}
     if not spots[col["name"]]:
         return _cell(line, col)
-    near = [m for m in _VALUE.finditer(line) if ("." in m.group(0) or not 1900 <= int(m.group(0)) <= 2100)
+    near = [m for m in _VALUE.finditer(line) if not _year(m.group(0))
             and any(abs(m.start() - p) <= _NEAR_CHARS for ps in spots.values() for p in ps)]
     placed = sorted((ps[0], name) for name, ps in spots.items() if ps)
     if near and len(near) == len(placed):
@@ -495,7 +501,7 @@ def _cell_near(line: str, col: dict, columns: Sequence[dict]) -> object:
         num = min(near, key=lambda m: min(abs(m.start() - p) for p in spots[col["name"]])).group(0)
     else:
         return None
-    return float(num) if "." in num else int(num)
+    return _number(num)
 
 
 #: Numbers this many characters from a column's word belong to it (``_cell_near``).
@@ -509,16 +515,27 @@ def _spots(line: str, col: dict, columns: Sequence[dict]) -> list[int]:
     return sorted(m.start() for t in own for m in re.finditer(rf"(?<![\w-]){re.escape(t)}(?![\w-])", line, re.I))
 
 
-#: A number standing on its own (not the "8" of "GSM8K" or the "7" of "7B").
-_VALUE = re.compile(r"(?<![A-Za-z0-9_.])\d+(?:\.\d+)?(?![A-Za-z0-9_]|\.\d)")
+#: A number standing on its own (not the "8" of "GSM8K" or the "7" of "7B"), with its thousands
+#: separators ("1,603" is one number, not 1 and 603).
+_VALUE = re.compile(r"(?<![A-Za-z0-9_.,])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![A-Za-z0-9_]|[.,]\d)")
+
+
+def _number(text: str) -> float | int:
+    """A matched :data:`_VALUE` as a number, thousands separators dropped."""
+    plain = text.replace(",", "")
+    return float(plain) if "." in plain else int(plain)
+
+
+def _year(text: str) -> bool:
+    """A four-digit integer of 1900-2100 written without a separator: a year, not a result."""
+    return text.isdigit() and 1900 <= int(text) <= 2100
 
 
 def _cell(text: str, col: dict) -> object:
     if col.get("type") == "number":
         for m in _VALUE.finditer(text):
-            num = m.group(0)
-            if "." not in num and 1900 <= int(num) <= 2100:
+            if _year(m.group(0)):
                 continue  # a year ("Gu et al., 2023"), not a result
-            return float(num) if "." in num else int(num)
+            return _number(m.group(0))
         return None
     return " ".join(text.split()).strip(" |:")[:80]

@@ -17,7 +17,9 @@ geometry, so the reading is a heuristic, stated here once:
   has fewer cells than there are value columns, the leftmost value columns it leaves are stub
   columns ("Size"): a header line of one more cell than there are stub columns that starts with
   the stub's own header names them ("Method | Size"), and the other header lines spread over the leaf
-  columns only ("GSM8K | SVAMP" over their "N-CoT | P-CoT" pairs);
+  columns only ("GSM8K | SVAMP" over their "N-CoT | P-CoT" pairs); otherwise a header line that
+  starts with the stub's header ("Method | Bits/dim | Images/sec") labels the value columns from
+  the left, and is never a value row, even when its labels are numbers ("Model | PS | 1024");
 - a row shorter than ``n`` fills its columns from the left.
 """
 
@@ -60,7 +62,10 @@ def _cells(line: str) -> list[str]:
 
 def _is_row(cells: list[str]) -> bool:
     """At least half of the cells after the first are values (header cells like "pass@1" or
-    "AIME 2024" start with a letter)."""
+    "AIME 2024" start with a letter), and the first cell is not the stub's header: "Model | PS |
+    1024 | 2048" is a header line whose column labels are numbers."""
+    if _STUB_HEADER.match(cells[0]):
+        return False
     values = sum(bool(_VALUE.match(c)) for c in cells[1:])
     return len(cells) >= 2 and values > 0 and 2 * values >= len(cells) - 1
 
@@ -97,7 +102,10 @@ def _column_labels(headers: list[list[str]], n_values: int) -> list[str]:
     stub = n_values - leaf if len(headers) >= 2 and 1 < leaf < n_values else 0
     for cells in headers:
         k = len(cells)
-        if k >= n_values:
+        if not stub and _STUB_HEADER.match(cells[0]) and k - 1 < n_values:
+            for j, cell in enumerate(cells[1:]):  # "Method | Bits/dim | Images/sec": the stub's header first
+                labels[j].append(cell)
+        elif k >= n_values:
             for j, cell in enumerate(cells[k - n_values:]):
                 labels[j].append(cell)
         elif stub and k == stub + 1 and k != leaf and _STUB_HEADER.match(cells[0]):

@@ -1,0 +1,60 @@
+"""General methods of the extractive reader (issue 24, item 3): table header lines, numbers with
+thousands separators, factor options read as the quotient of two table cells."""
+
+from graph.records import Chunk
+from lit3r.read.extractive import _cell
+from lit3r.read.ratios import factor_options, pick_factor
+from lit3r.read.tables import parse_table
+
+SPEED = ("Table 1: Efficiency in tokens per GPU per second.\n"
+         "Model | PS | 1024 | 2048 | 94208\n"
+         "LLaMA-FA2 | 0.4B | 35931 | 32453 | 4078\n"
+         "TNL-LA1 | 0.4B | 41789 | 39043 | 6012\n"
+         "TNL-LA2 | 0.4B | 38615 | 38680 | 38596\n"
+         "LLaMA-FA2 | 1B | 14897 | 13990 | 3167\n"
+         "TNL-LA2 | 1B | 20052 | 19967 | 20186")
+
+
+def _table(text: str, page: int = 3, oid: str = "Table 1") -> Chunk:
+    return Chunk(chunk_id=f"p::{oid}", paper_id="p", kind="table", page=page, section="4 Results", object_id=oid,
+                 text=text, seq=page)
+
+
+def test_a_header_line_that_starts_with_the_stub_header_is_never_a_value_row():
+    t = parse_table(SPEED)
+    assert t.columns == ["PS", "1024", "2048", "94208"]
+    assert [r.key for r in t.rows][:2] == ["LLaMA-FA2", "TNL-LA1"]
+    short = parse_table("Table 2: Speed.\nMethod | Bits/dim | Images/sec\nSoftmax | 3.47 | 0.004 | (1x)\n"
+                        "LSH-1 | 3.39 | 0.015 | (3.75x)")
+    assert short.columns[:2] == ["Bits/dim", "Images/sec"]  # labelled from the left, after the stub's header
+
+
+def test_numbers_keep_their_thousands_separators_and_years_are_skipped():
+    assert _cell("1,603 slides", {"type": "number"}) == 1603
+    assert _cell("Gu et al., 2023 report 12.5", {"type": "number"}) == 12.5
+    assert _cell("2,010 documents", {"type": "number"}) == 2010
+    assert _cell("about 1,234.5 s", {"type": "number"}) == 1234.5
+
+
+def test_a_factor_option_is_stated_by_the_quotient_of_the_cells_the_question_names():
+    options = {"A": "about 1.07x", "B": "about 6.4x", "C": "about 9.5x", "D": "about 8.8x"}
+    assert factor_options(options) == {"A": 1.07, "B": 6.4, "C": 9.5, "D": 8.8}
+    q = ("A linear-attention paper reports throughput. By roughly what factor does TNL-LA2 exceed LLaMA-FA2 "
+         "for the 0.4B models at the longest context listed (94,208 tokens)?")
+    pick = pick_factor(q, options, [_table(SPEED)])
+    assert pick is not None and pick.label == "C" and "38596 / 4078" in pick.text
+    # 1B at 94208: 20186 / 3167 = 6.37: the question names the other column's size
+    q1b = q.replace("0.4B", "1B")
+    assert pick_factor(q1b, options, [_table(SPEED)]).label == "B"
+    assert pick_factor("What is the throughput of TNL-LA2?", options, [_table(SPEED)]) is None  # asks no factor
+    assert pick_factor(q, {"A": "LLaMA", "B": "TNL"}, [_table(SPEED)]) is None  # no factor options
+
+
+def test_a_factor_repeated_in_an_appendix_table_cites_the_earlier_table():
+    text = ("Table 2: CIFAR-10.\nMethod | Bits/dim | Images/sec\nSoftmax | 3.47 | 0.004 | (1x)\n"
+            "LSH-1 | 3.39 | 0.015 | (3.75x)\nLinear (ours) | 3.40 | 17.85 | (4,462x)")
+    appendix = _table(text.replace("Table 2", "Table 9") + "\nStateful | 3.47 | 0.32 | (80x)", 13, "Table 9")
+    options = {"A": "about 1,190x", "B": "about 4,462x", "C": "about 3,570x", "D": "about 3.75x"}
+    q = "By roughly what factor does the linear model's throughput exceed that of the 1-round LSH model?"
+    pick = pick_factor(q, options, [appendix, _table(text, 7, "Table 2")])
+    assert pick.label == "A" and pick.chunk.object_id == "Table 2"
