@@ -31,6 +31,7 @@ from graph.search.tokenize import tokenize
 from graph.store import GraphStore
 from lit3r.config import ReadParams
 from lit3r.read.base import ReadRequest, ReadResult
+from lit3r.read.citations import asks_citing, pick_listed, reference_chunk
 from lit3r.read.claims import Support, Unit, choose_option, own_names, terms, units_of
 from lit3r.read.ratios import pick_factor
 from lit3r.read.scoring import CITE_Q, NUM, NUMERIC_Q, ask_part, chunk_lines, named_objects, overlap, question_entities
@@ -57,13 +58,37 @@ class ExtractiveReader:
         self.params = params
 
     def _names(self, paper_id: str) -> list[str]:
-        """The paper's own names, as the question would name it (no frequency-coined ones)."""
+        """The paper's own names, as the question would name it (no frequency-coined ones), and its
+        full title (of three words or more)."""
         paper = self.graph.paper(paper_id)
-        return own_names(paper.title, paper.abstract or "", frequent=False)
+        title = [paper.title] if len(paper.title.split()) >= 3 else []
+        return own_names(paper.title, paper.abstract or "", frequent=False) + title
 
     def _cited(self, paper_id: str) -> list[str]:
         """The corpus papers ``paper_id`` cites (the citation graph)."""
         return [target for _, _, target in self.graph.cites(paper_id) if target]
+
+    def _citing(self, target: str, lead: Chunk, options: Optional[dict[str, str]]) -> ReadResult:
+        """The answer to "which corpus papers cite ``target``" (:mod:`lit3r.read.citations`):
+        ``target`` and its citing corpus papers, ``lead`` (its best chunk) and each citing paper's
+        reference entry as evidence, the option that lists the citing papers best."""
+        citing = [pid for pid in self.graph.cited_by(target) if pid != target]
+        evidence = [lead]
+        for pid in citing:
+            numbers = [n for n, _, cited in self.graph.cites(pid) if cited == target]
+            entry = reference_chunk(self.graph.chunks_of(pid), numbers)
+            if entry is not None:
+                evidence.append(entry)
+        papers = [target, *citing]
+        titles = [self.graph.paper(pid).title for pid in citing]
+        result = ReadResult(papers, evidence, freeform=("Cited by: " + "; ".join(titles))[:400] if titles else
+                            "no corpus paper cites it", notes=[f"citing papers from the citation graph: {len(citing)}"])
+        if options:
+            corpus = [self.graph.paper(pid) for pid in self.graph.paper_ids()]
+            result.choice, f1 = pick_listed(options, set(citing), corpus)
+            result.option_scores = {lab: round(v, 4) for lab, v in f1.items()}
+        result.supporting = {pid: [c.chunk_id for c in evidence if c.paper_id == pid] for pid in papers}
+        return result
 
     def score_chunks(self, question: str, qvecs: np.ndarray, candidates: Sequence[str], *,
                      pooled: Optional[frozenset[str]] = None, limit: Optional[int] = None) -> ScoredChunks:
@@ -134,6 +159,8 @@ class ExtractiveReader:
         top = ranked[0][1][0]
         chosen = select_papers(question, [(pid, s) for pid, (s, _) in ranked], self.params.support_ratio,
                                names_of=self._names, cited_by=self._cited)
+        if asks_citing(question) and not schema:  # "which corpus papers cite ...": the citation graph answers
+            return self._citing(chosen[0], best[chosen[0]][1], options)
         limit = max(self.params.max_evidence, len(chosen))  # each supporting paper with its evidence
         evidence = [best[pid][1] for pid in chosen][:limit]
         if numeric_q and evidence[0].kind not in ("table", "figure"):

@@ -58,3 +58,25 @@ def test_a_factor_repeated_in_an_appendix_table_cites_the_earlier_table():
     q = "By roughly what factor does the linear model's throughput exceed that of the 1-round LSH model?"
     pick = pick_factor(q, options, [appendix, _table(text, 7, "Table 2")])
     assert pick.label == "A" and pick.chunk.object_id == "Table 2"
+
+
+def _paper(pid: str, title: str):
+    from graph.records import Paper, Source
+
+    return Paper(paper_id=pid, title=title, source=Source(file=f"{pid}.pdf", sha256="0" * 64), n_pages=1)
+
+
+def test_an_option_that_lists_papers_is_read_as_corpus_papers_and_scored_against_the_citing_ones():
+    from lit3r.read.citations import asks_citing, pick_listed
+
+    corpus = [_paper("a", "Lightning Attention-2: A Free Lunch for Unlimited Sequence Lengths"),
+              _paper("b", "Transformers are Multi-State RNNs"), _paper("c", "Griffin: Mixing Gated Linear Recurrences"),
+              _paper("d", "Training-Free Long-Context Scaling of Large Language Models")]
+    options = {"A": "Lightning Attention-2 and Griffin only",
+               "B": "Lightning Attention-2, Transformers are Multi-State RNNs (TOVA), and Training-Free Long-Context "
+                    "Scaling (Dual Chunk Attention)",
+               "C": "Griffin, and an unknown survey"}
+    label, f1 = pick_listed(options, {"a", "b", "d"}, corpus)
+    assert label == "B" and f1["B"] == 1.0 and f1["C"] == 0.0
+    assert asks_citing("Which corpus papers cite the paper that drops position embeddings?")
+    assert not asks_citing("Which corpus papers does it cite, and for what?")
