@@ -2,8 +2,8 @@
 thousands separators, factor options read as the quotient of two table cells."""
 
 from graph.records import Chunk
-from lit3r.read.extractive import _cell
 from lit3r.read.ratios import factor_options, pick_factor
+from lit3r.read.rows import _cell
 from lit3r.read.tables import parse_table
 
 SPEED = ("Table 1: Efficiency in tokens per GPU per second.\n"
