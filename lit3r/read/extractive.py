@@ -207,6 +207,8 @@ class ExtractiveReader:
         options = request.options or {}
         chosen = result.papers
         answer_unit, stating = None, []
+        if not CITE_Q.search(request.question):  # "[20] Hill et al." states no "20%": entries support no option
+            units = [u for u in units if not _reference(u.chunk)]
         result.choice, per_option = choose_option(options, units, support)
         result.option_scores = {lab: sup.score for lab, sup in per_option.items()}
         result.option_support = {lab: sup.trace() for lab, sup in per_option.items()}
@@ -263,13 +265,21 @@ def _located(question: str, chosen: Sequence[str], best: dict[str, tuple[float, 
     return evidence[:limit]
 
 
+def _reference(chunk: Chunk) -> bool:
+    """The chunk is a reference-list entry (``Citation N``)."""
+    return bool(chunk.object_id and chunk.object_id.startswith("Citation"))
+
+
 def _free_text(question: str, units: Sequence[Unit], support: Support, first: str) -> Unit:
     """The unit that answers in free text: the most relevant (a unit with values counts more for a
-    value question); for a "how" question, among the ``first`` paper's own units, a sentence that
-    states a mechanism over one that reports an experiment (:func:`_how_share`)."""
+    value question); never a reference entry unless the question is about citations; for a "how"
+    question, among the ``first`` paper's own units, a sentence that states a mechanism over one
+    that reports an experiment (:func:`_how_share`)."""
     ask = ask_part(question)
     numeric_q = bool(NUMERIC_Q.search(ask))
     how = bool(_HOW_Q.search(ask)) and not numeric_q
+    if not CITE_Q.search(question):  # a reference entry names a work, it never defines or explains one
+        units = [u for u in units if not _reference(u.chunk)] or units
     own = [u for u in units if u.chunk.paper_id == first] if how else []
     return max(own or units, key=lambda u: support.relevance(u) * (_how_share(u) if how else 1.0)
                + (0.2 if numeric_q and u.values else 0.0))
