@@ -22,8 +22,9 @@ def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titl
                     cited: Optional[list[Chunk]] = None) -> list[dict]:
     """Table rows without an LLM: the row keys are the supporting papers' titles when the key
     column names a paper (or the name the question gives the paper, when it lists the papers by
-    their ``own`` names, ``{paper_id: names}``: "TTT-E2E, In-Place TTT, TLM and FOA"), else the names the question lists, else each supporting paper's short
-    name. For a named row, a number cell comes from the table cell (``units``,
+    their ``own`` names, ``{paper_id: names}``: "TTT-E2E, In-Place TTT, TLM and FOA"), else the
+    rows the question lists in brackets (:func:`rows_listed`), else the names the question lists,
+    else each supporting paper's short name. For a named row, a number cell comes from the table cell (``units``,
     :mod:`lit3r.read.claims`) whose row key is the name, in the one table block that names most of
     the rows, and whose column label matches the column's name and the question best; otherwise
     from the first number after the name in the best-scored ``chunks`` (tables first). For a paper
@@ -66,25 +67,69 @@ def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titl
                 row[col["name"]] = found
             rows.append(row)
         return rows
-    listed = [e for e in question_entities(question) if not any(_same(e, c["name"]) for c in schema)]
+    listed = [e for e in (rows_listed(question) or question_entities(question))
+              if not any(_same(e, c["name"]) for c in schema)]
     names = listed or _rows_asked(question, cells, others) or [t.split(":")[0].strip()[:60] for t in titles.values()]
     block = _one_block(cells, names)
     for name in names:
-        row = {key: name}
-        pat = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
-        hit, where = next(((ln, c) for c in by_kind for ln in chunk_lines(c) if pat.search(ln)), ("", None))
-        rest = pat.split(hit, maxsplit=1)[-1] if hit else ""
-        named = [u for u in block if _names_row(u, name)] or [u for u in cells if _names_row(u, name)]
-        for col in others:
-            # a cell under the column's own header words ("de" of EN-DE, not the "en" EN-FR shares)
-            found, unit = _table_cell_unit(question, col, [u for u in named if _labelled(u, col, others)] or named)
-            if unit is not None and cited is not None and unit.chunk not in cited:
-                cited.append(unit.chunk)
-            if found is None and where is not None and _about(col, terms(where.text)):  # the chunk names the column
-                found = _cell(rest, col)
-            row[col["name"]] = found
-        rows.append(row)
+        rows.append(_named_row(question, key, name, others, by_kind,
+                               [u for u in block if _names_row(u, name)] or [u for u in cells if _names_row(u, name)],
+                               cited))
     return rows
+
+
+def _named_row(question: str, key: str, name: str, others: Sequence[dict], chunks: Sequence[Chunk],
+               named: Sequence[Unit], cited: Optional[list[Chunk]]) -> dict:
+    """One row keyed ``name``: each column's cell from the table cells whose row key is the name
+    (``named``), else the first value after the name in the line naming it that holds most of the
+    column's words (a chunk that names the column). A cell read for one column is never copied into
+    another column of the row."""
+    row: dict[str, object] = {key: name}
+    pat = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.I)
+    naming = [(ln, c) for c in chunks for ln in chunk_lines(c) if pat.search(ln)]
+    used: set[tuple[str, str]] = set()
+    for col in others:
+        # a cell under the column's own header words ("de" of EN-DE, not the "en" EN-FR shares)
+        found, unit = _table_cell_unit(question, col, [u for u in named if _labelled(u, col, others)] or named)
+        if unit is not None and (unit.chunk.chunk_id, unit.text) in used:
+            found, unit = None, None
+        if unit is not None:
+            used.add((unit.chunk.chunk_id, unit.text))
+            if cited is not None and unit.chunk not in cited:
+                cited.append(unit.chunk)
+        if found is None:
+            found = _after_name(pat, col, naming, used)
+        row[col["name"]] = found
+    return row
+
+
+def _after_name(pat: re.Pattern, col: dict, naming: Sequence[tuple[str, Chunk]], used: set) -> object:
+    """The first value after the name in the lines naming it (``naming``: ``(line, chunk)``), the
+    lines that hold most of the column's words first (ties: reading order), in chunks that name
+    the column; a line already read for another column is skipped. None when no line gives one."""
+    want = terms(col["name"])
+    for hit, where in sorted(naming, key=lambda lc: -overlap(want, terms(lc[0]))):
+        if (where.chunk_id, hit) in used or not _about(col, terms(where.text)):
+            continue
+        found = _cell(pat.split(hit, maxsplit=1)[-1], col)
+        if found is not None and found != "":
+            used.add((where.chunk_id, hit))
+            return found
+    return None
+
+
+#: Rows the question lists in brackets: "one row per granularity (Tiny, Short, Long)", "[M0, M1, M2]".
+_ROW_LIST = re.compile(r"\b(?:one|a|each)\s+row\s+(?:per|for(?:\s+each)?)\s+[^()\[\]]{1,40}?\s*[(\[]([^()\[\]]+)[)\]]"
+                       r"|\[([^\[\]]+(?:,[^\[\]]+)+)\]", re.I)
+
+
+def rows_listed(question: str) -> list[str]:
+    """The row keys a question lists in brackets (``_ROW_LIST``), as listed; empty when none."""
+    m = _ROW_LIST.search(question)
+    if not m:
+        return []
+    parts = re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", m.group(1) or m.group(2))
+    return [p.strip(" .") for p in parts if p.strip(" .")]
 
 
 def _same(a: str, b: str) -> bool:

@@ -80,3 +80,12 @@ def test_an_option_that_lists_papers_is_read_as_corpus_papers_and_scored_against
     assert label == "B" and f1["B"] == 1.0 and f1["C"] == 0.0
     assert asks_citing("Which corpus papers cite the paper that drops position embeddings?")
     assert not asks_citing("Which corpus papers does it cite, and for what?")
+
+
+def test_rows_listed_in_brackets_are_keyed_as_listed():
+    from lit3r.read.rows import rows_listed
+
+    assert rows_listed("How many samples? Give one row per granularity (Tiny, Short, Long).") == ["Tiny", "Short",
+                                                                                                  "Long"]
+    assert rows_listed("Report the models [M0, M1, M2] on both sets.") == ["M0", "M1", "M2"]
+    assert rows_listed("What does the method (a tree of summaries) retrieve?") == []
