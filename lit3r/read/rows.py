@@ -98,15 +98,19 @@ def _named_row(question: str, key: str, name: str, others: Sequence[dict], chunk
             if cited is not None and unit.chunk not in cited:
                 cited.append(unit.chunk)
         if found is None:
-            found = _after_name(pat, col, naming, used)
+            found, where = _after_name(pat, col, naming, used)
+            if where is not None and cited is not None and where not in cited:
+                cited.append(where)  # the chunk whose line states the value
         row[col["name"]] = found
     return row
 
 
-def _after_name(pat: re.Pattern, col: dict, naming: Sequence[tuple[str, Chunk]], used: set) -> object:
-    """The first value after the name in the lines naming it (``naming``: ``(line, chunk)``), the
-    lines that hold most of the column's words first (ties: reading order), in chunks that name
-    the column; a line already read for another column is skipped. None when no line gives one."""
+def _after_name(pat: re.Pattern, col: dict, naming: Sequence[tuple[str, Chunk]],
+                used: set) -> tuple[object, Optional[Chunk]]:
+    """``(value, chunk)``: the first value after the name in the lines naming it (``naming``:
+    ``(line, chunk)``), the lines that hold most of the column's words first (ties: reading order),
+    in chunks that name the column; a line already read for another column is skipped.
+    ``(None, None)`` when no line gives one."""
     want = terms(col["name"])
     for hit, where in sorted(naming, key=lambda lc: -overlap(want, terms(lc[0]))):
         if (where.chunk_id, hit) in used or not _about(col, terms(where.text)):
@@ -114,8 +118,8 @@ def _after_name(pat: re.Pattern, col: dict, naming: Sequence[tuple[str, Chunk]],
         found = _cell(pat.split(hit, maxsplit=1)[-1], col)
         if found is not None and found != "":
             used.add((where.chunk_id, hit))
-            return found
-    return None
+            return found, where
+    return None, None
 
 
 #: Rows the question lists in brackets: "one row per granularity (Tiny, Short, Long)", "[M0, M1, M2]".
