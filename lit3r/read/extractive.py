@@ -177,6 +177,12 @@ class ExtractiveReader:
                                names_of=self._names, cited_by=self._cited, venue_of=self._venue)
         if asks_citing(question) and not request.schema:  # "which corpus papers cite ...": the citation graph
             return self._citing(chosen[0], best[chosen[0]][1], request.options)
+        return self._extract(request, chosen, best, ranked, read)
+
+    def _extract(self, request: ReadRequest, chosen: list[str], best: dict[str, tuple[float, Chunk]],
+                 ranked: list[tuple[str, tuple[float, Chunk]]], read: Sequence[tuple[float, Chunk]]) -> ReadResult:
+        """Locate the evidence of the ``chosen`` papers and extract the answers from their units."""
+        question = request.question
         limit = max(self.params.max_evidence, len(chosen))  # each supporting paper with its evidence
         result = ReadResult(chosen, _located(question, chosen, best, read, limit),
                             paper_scores={pid: s for pid, (s, _) in ranked})

@@ -39,42 +39,35 @@ def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titl
     others = [c for c in schema if c not in keys]
     key = keys[0]["name"]
     by_kind = sorted(chunks, key=lambda c: c.kind != "table")
-    lines = [(ln, c.paper_id) for c in by_kind for ln in chunk_lines(c)]
     cells = [u for u in units if u.kind == "cell"]
-    rows: list[dict] = []
     if _PAPER_COLUMN.search(key):
-        listed = question_entities(question)
-        for pid, title in titles.items():
-            label = next((e for e in listed if any(names_in(e, [n]) for n in (own or {}).get(pid, []))), title)
-            row: dict[str, object] = {key: label}
-            best = [ln for ln, p in lines if p == pid]
-            for col in others:
-                mine = [u for u in cells if u.chunk.paper_id == pid]
-                # a table cell under a header that names the column; else the paper's best line; else
-                # its best table cell
-                labelled = [u for u in mine if _labelled(u, col, others)]
-                found, unit = _best_result_unit(question, col, labelled, (own or {}).get(pid, []))
-                if found is None:
-                    found, unit = _table_cell_unit(question, col, labelled)
-                if unit is not None and cited is not None and unit.chunk not in cited:
-                    cited.append(unit.chunk)  # the table a paper row's value was read from
-                if found is None:
-                    found = _named_as((paper_lines or {}).get(pid, best), col)
-                if found is None:
-                    found = _cell_near(_best_line(best, col["name"]), col, others)
-                if found is None:
-                    found = _table_cell(question, col, mine)
-                row[col["name"]] = found
-            rows.append(row)
-        return rows
+        return _paper_rows(question, key, others, by_kind, titles, cells, own or {}, paper_lines or {}, cited)
     listed = [e for e in (rows_listed(question) or question_entities(question))
               if not any(_same(e, c["name"]) for c in schema)]
     names = listed or _rows_asked(question, cells, others) or [t.split(":")[0].strip()[:60] for t in titles.values()]
     block = _one_block(cells, names)
-    for name in names:
-        rows.append(_named_row(question, key, name, others, by_kind,
-                               [u for u in block if _names_row(u, name)] or [u for u in cells if _names_row(u, name)],
-                               cited))
+    return [_named_row(question, key, name, others, by_kind,
+                       [u for u in block if _names_row(u, name)] or [u for u in cells if _names_row(u, name)], cited)
+            for name in names]
+
+
+def _paper_rows(question: str, key: str, others: Sequence[dict], chunks: Sequence[Chunk], titles: dict[str, str],
+                cells: Sequence[Unit], own: dict[str, list[str]], paper_lines: dict[str, list[str]],
+                cited: Optional[list[Chunk]]) -> list[dict]:
+    """One row per supporting paper (:func:`extractive_rows`), keyed by the name the question gives
+    it or its title."""
+    listed = question_entities(question)
+    lines = [(ln, c.paper_id) for c in chunks for ln in chunk_lines(c)]
+    rows = []
+    for pid, title in titles.items():
+        names = own.get(pid, [])
+        label = next((e for e in listed if any(names_in(e, [n]) for n in names)), title)
+        row: dict[str, object] = {key: label}
+        best = [ln for ln, p in lines if p == pid]
+        mine = [u for u in cells if u.chunk.paper_id == pid]
+        for col in others:
+            row[col["name"]] = _paper_cell(question, col, others, mine, names, paper_lines.get(pid, best), best, cited)
+        rows.append(row)
     return rows
 
 
@@ -134,6 +127,27 @@ def rows_listed(question: str) -> list[str]:
         return []
     parts = re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", m.group(1) or m.group(2))
     return [p.strip(" .") for p in parts if p.strip(" .")]
+
+
+def _paper_cell(question: str, col: dict, others: Sequence[dict], mine: Sequence[Unit], names: Sequence[str],
+                all_lines: Sequence[str], best: Sequence[str], cited: Optional[list[Chunk]]) -> object:
+    """One cell of a paper row (:func:`extractive_rows`): the paper's best result, else a table
+    cell under a header that names the column, else a name the paper states as the column's, else
+    the paper's best line, else its best table cell. ``mine``: the paper's cells; ``names``: its
+    own names; ``all_lines``/``best``: all its lines and those of its best-scored chunks."""
+    labelled = [u for u in mine if _labelled(u, col, others)]
+    found, unit = _best_result_unit(question, col, labelled, names)
+    if found is None:
+        found, unit = _table_cell_unit(question, col, labelled)
+    if unit is not None and cited is not None and unit.chunk not in cited:
+        cited.append(unit.chunk)  # the table a paper row's value was read from
+    if found is None:
+        found = _named_as(all_lines, col)
+    if found is None:
+        found = _cell_near(_best_line(best, col["name"]), col, others)
+    if found is None:
+        found = _table_cell(question, col, mine)
+    return found
 
 
 def _same(a: str, b: str) -> bool:
