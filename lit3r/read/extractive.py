@@ -31,7 +31,7 @@ from graph.store import GraphStore
 from lit3r.config import ReadParams
 from lit3r.read.base import ReadRequest, ReadResult
 from lit3r.read.citations import asks_citing, pick_listed, reference_chunk
-from lit3r.read.claims import Query, Support, Unit, choose_option, own_names, terms, units_of
+from lit3r.read.claims import OptionSupport, Query, Support, Unit, choose_option, own_names, terms, units_of
 from lit3r.read.ratios import pick_factor
 from lit3r.read.rows import extractive_rows
 from lit3r.read.scoring import CITE_Q, NUMERIC_Q, ask_part, chunk_lines, named_objects, overlap
@@ -194,12 +194,7 @@ class ExtractiveReader:
         if answer_unit is None and units:
             answer_unit = _free_text(question, units, support, chosen[0])
         if answer_unit is not None:
-            result.freeform = answer_unit.text[:400]
-            result.evidence = _cite_first(answer_unit.chunk, result.evidence, limit, stating,
-                                          single=len(chosen) == 1)
-            for c in reversed(result.evidence):
-                if c.paper_id not in result.papers:
-                    result.papers.insert(0, c.paper_id)
+            _answer_with(result, answer_unit, stating, limit)
         if request.schema:
             self._rows(request, result, [c for _, c in read if c.paper_id in chosen][:30], units, papers, limit)
         result.supporting = {pid: [c.chunk_id for c in result.evidence if c.paper_id == pid] for pid in result.papers}
@@ -222,20 +217,15 @@ class ExtractiveReader:
             result.notes.append("no option is supported more than the others by the evidence: no letter given")
         else:
             won = per_option[result.choice]
-            stating = [u.chunk for u in won.units if u is not None]
-            # a claim stated again by another supporting paper: that paper's statement is its evidence
-            # (a sentence does not displace a paper's best chunk when that is a table or figure)
-            objects = {c.paper_id for c in result.evidence if c.kind in ("table", "figure")}
-            stating += [u.chunk for u in won.also if u.chunk.paper_id in chosen
-                        and all(c.paper_id != u.chunk.paper_id for c in stating)
-                        and (u.kind != "line" or u.chunk.paper_id not in objects)]
+            stating = _stating(won, result)
             answer_unit = next((u for u in won.units if u is not None), None)
         factor = pick_factor(request.question, options, [c for _, c in read if c.paper_id in chosen])
-        if factor is not None:  # "by what factor ...": the quotient of two table cells states the option
-            result.choice, stating = factor.label, []
-            answer_unit = Unit(factor.chunk, factor.text, set(), set(), "row")
-            result.notes.append(f"factor option {factor.label}: {factor.text}")
-        return answer_unit, stating
+        if factor is None:
+            return answer_unit, stating
+        # "by what factor ...": the quotient of two table cells states the option
+        result.choice = factor.label
+        result.notes.append(f"factor option {factor.label}: {factor.text}")
+        return Unit(factor.chunk, factor.text, set(), set(), "row"), []
 
     def _rows(self, request: ReadRequest, result: ReadResult, chunks: list[Chunk], units: list[Unit],
               papers: dict, limit: int) -> None:
@@ -249,6 +239,28 @@ class ExtractiveReader:
                                        for pid in papers}, cited)
         if cited:  # a table answer read from table cells cites those tables first
             result.evidence = _cite_first(cited[0], result.evidence, max(limit, len(cited)), cited[1:])
+
+
+def _stating(won: OptionSupport, result: ReadResult) -> list[Chunk]:
+    """The chunks that state the chosen option: its claims' units, then a claim stated again by
+    another supporting paper (that paper's statement is its evidence; a sentence does not displace
+    a paper's best chunk when that is a table or figure)."""
+    stating = [u.chunk for u in won.units if u is not None]
+    objects = {c.paper_id for c in result.evidence if c.kind in ("table", "figure")}
+    stating += [u.chunk for u in won.also if u.chunk.paper_id in result.papers
+                and all(c.paper_id != u.chunk.paper_id for c in stating)
+                and (u.kind != "line" or u.chunk.paper_id not in objects)]
+    return stating
+
+
+def _answer_with(result: ReadResult, unit: Unit, stating: Sequence[Chunk], limit: int) -> None:
+    """The free-text answer is ``unit``'s text; its chunk is cited first, then ``stating``
+    (:func:`_cite_first`); a paper whose chunk is cited becomes a supporting paper."""
+    result.freeform = unit.text[:400]
+    result.evidence = _cite_first(unit.chunk, result.evidence, limit, stating, single=len(result.papers) == 1)
+    for c in reversed(result.evidence):
+        if c.paper_id not in result.papers:
+            result.papers.insert(0, c.paper_id)
 
 
 def _abstain(question: str) -> ReadResult:

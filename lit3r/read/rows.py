@@ -42,13 +42,21 @@ def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titl
     cells = [u for u in units if u.kind == "cell"]
     if _PAPER_COLUMN.search(key):
         return _paper_rows(question, key, others, by_kind, titles, cells, own or {}, paper_lines or {}, cited)
-    listed = [e for e in (rows_listed(question) or question_entities(question))
-              if not any(_same(e, c["name"]) for c in schema)]
-    names = listed or _rows_asked(question, cells, others) or [t.split(":")[0].strip()[:60] for t in titles.values()]
+    names = _row_names(question, schema, cells, others, titles)
     block = _one_block(cells, names)
     return [_named_row(question, key, name, others, by_kind,
                        [u for u in block if _names_row(u, name)] or [u for u in cells if _names_row(u, name)], cited)
             for name in names]
+
+
+def _row_names(question: str, schema: Sequence[dict], cells: Sequence[Unit], others: Sequence[dict],
+               titles: dict[str, str]) -> list[str]:
+    """The row keys of a table answer whose key column is not a paper: the rows the question lists
+    in brackets, else the names it lists (not the columns' names), else the rows of the table that
+    fills most columns, else each supporting paper's short name."""
+    listed = [e for e in (rows_listed(question) or question_entities(question))
+              if not any(_same(e, c["name"]) for c in schema)]
+    return listed or _rows_asked(question, cells, others) or [t.split(":")[0].strip()[:60] for t in titles.values()]
 
 
 def _paper_rows(question: str, key: str, others: Sequence[dict], chunks: Sequence[Chunk], titles: dict[str, str],
