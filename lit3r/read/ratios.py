@@ -102,6 +102,22 @@ def _pairs(chunk: Chunk):
                 yield t, cols[jh], cols[jl], f"{label}: {hi:g} / {lo:g} = {hi / lo:.3g}", hi / lo
 
 
+def _stated(chunk: Chunk, place: int, asked: set[str], factors: dict[str, float]):
+    """``(score, order key, FactorPick)`` for every pair of the chunk's table whose quotient states
+    an option (module docstring); ``place``: the chunk's place among the tables read."""
+    pairs = list(_pairs(chunk))
+    df = Counter(t for a, b, c, _, _ in pairs for t in a | b | c)
+    weight = {t: math.log(1 + len(pairs) / (1 + df[t])) for t in asked if df[t]}
+    total = math.fsum(weight.values())
+    for a, b, c, text, quotient in pairs:
+        score = math.fsum(weight[t] for t in asked & (a | b | c)) / total if total else 0.0
+        if score <= 0:
+            continue
+        for lab, factor in factors.items():
+            if abs(quotient - factor) <= TOLERANCE * factor:
+                yield score, (chunk.page, place, -score, lab), FactorPick(lab, chunk, text)
+
+
 def pick_factor(question: str, options: dict[str, str], chunks: Sequence[Chunk]) -> Optional[FactorPick]:
     """The option a table pair states best (module docstring), or None. ``chunks``: the
     supporting papers' chunks in reading order (only table chunks are used)."""
@@ -110,21 +126,8 @@ def pick_factor(question: str, options: dict[str, str], chunks: Sequence[Chunk])
         return None
     ask = ask_part(question)
     asked = terms(ask) | numbers(ask)
-    found: list[tuple[float, tuple, FactorPick]] = []
-    for place, chunk in enumerate(c for c in chunks if c.kind == "table"):
-        pairs = list(_pairs(chunk))
-        if not pairs:
-            continue
-        df = Counter(t for a, b, c, _, _ in pairs for t in a | b | c)
-        weight = {t: math.log(1 + len(pairs) / (1 + df[t])) for t in asked if df[t]}
-        total = math.fsum(weight.values())
-        for a, b, c, text, quotient in pairs:
-            score = math.fsum(weight[t] for t in asked & (a | b | c)) / total if total else 0.0
-            if score <= 0:
-                continue
-            for lab, factor in factors.items():
-                if abs(quotient - factor) <= TOLERANCE * factor:
-                    found.append((score, (chunk.page, place, -score, lab), FactorPick(lab, chunk, text)))
+    found = [f for place, chunk in enumerate(c for c in chunks if c.kind == "table")
+             for f in _stated(chunk, place, asked, factors)]
     if not found:
         return None
     top = max(score for score, _, _ in found)

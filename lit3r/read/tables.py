@@ -101,23 +101,27 @@ def _column_labels(headers: list[list[str]], n_values: int) -> list[str]:
     leaf = max((len(c) for c in headers), default=0)
     stub = n_values - leaf if len(headers) >= 2 and 1 < leaf < n_values else 0
     for cells in headers:
-        k = len(cells)
-        if not stub and _STUB_HEADER.match(cells[0]) and k - 1 < n_values:
-            for j, cell in enumerate(cells[1:]):  # "Method | Bits/dim | Images/sec": the stub's header first
-                labels[j].append(cell)
-        elif k >= n_values:
-            for j, cell in enumerate(cells[k - n_values:]):
-                labels[j].append(cell)
-        elif stub and k == stub + 1 and k != leaf and _STUB_HEADER.match(cells[0]):
-            for j, cell in enumerate(cells[1:]):  # "Method | Size": the stub columns' names
-                labels[j].append(cell)
-        else:
-            first, span = (stub, leaf) if stub else (0, n_values)
-            for j, cell in enumerate(cells):
-                lo, hi = j * span // k, max((j + 1) * span // k, j * span // k + 1)
-                for col in range(first + lo, first + min(hi, span)):
-                    labels[col].append(cell)
+        for col, cell in _placed(cells, n_values, stub, leaf):
+            labels[col].append(cell)
     return [" ".join(x for x in parts if x) for parts in labels]
+
+
+def _placed(cells: list[str], n_values: int, stub: int, leaf: int) -> list[tuple[int, str]]:
+    """``[(value column, cell)]`` of one header line (module docstring): ``stub`` stub columns,
+    ``leaf`` cells in the leaf header line."""
+    k = len(cells)
+    if not stub and _STUB_HEADER.match(cells[0]) and k - 1 < n_values:
+        return list(enumerate(cells[1:]))  # "Method | Bits/dim | Images/sec": the stub's header first
+    if k >= n_values:
+        return list(enumerate(cells[k - n_values:]))
+    if stub and k == stub + 1 and k != leaf and _STUB_HEADER.match(cells[0]):
+        return list(enumerate(cells[1:]))  # "Method | Size": the stub columns' names
+    first, span = (stub, leaf) if stub else (0, n_values)
+    out = []
+    for j, cell in enumerate(cells):
+        lo, hi = j * span // k, max((j + 1) * span // k, j * span // k + 1)
+        out += [(col, cell) for col in range(first + lo, first + min(hi, span))]
+    return out
 
 
 def _nearest(labelled: list[int], i: int) -> int:
