@@ -82,7 +82,6 @@ def select_papers(question: str, ranked: Sequence[tuple[str, float]], support_ra
     if not ranked:
         return []
     order = [pid for pid, _ in ranked]
-    top = ranked[0][1]
     named = [pid for pid in order if names_in(question, names_of(pid))]
     if not named:
         named = [pid for pid in order if states_venue(question, *venue_of(pid))][:1]
@@ -93,6 +92,14 @@ def select_papers(question: str, ranked: Sequence[tuple[str, float]], support_ra
         return [citing] + [pid for pid in order if pid in cited]
     if count:
         return (named + [pid for pid in order if pid not in named])[:count]
+    return _by_score(question, ranked, named, support_ratio)
+
+
+def _by_score(question: str, ranked: Sequence[tuple[str, float]], named: list[str], support_ratio: float) -> list[str]:
+    """Rule 4 of the module docstring: the ``named`` papers and those within the support ratio of
+    the best score."""
+    order = [pid for pid, _ in ranked]
+    top = ranked[0][1]
     multi = bool(_MULTI.search(question)) or len(named) >= 2
     ratio = support_ratio * (MULTI_RATIO if multi else 1.0)
     by_score = [pid for pid, s in ranked if s >= ratio * top and pid not in named]
