@@ -330,23 +330,7 @@ def choose_option(options: dict[str, str], units: Sequence[Unit],
     not found adds nothing). The
     best-scored option wins; none wins when the best two are equal or nothing supports any."""
     claims = claims_of(options)
-    found: dict[tuple[str, int], list[tuple[float, float, Unit]]] = {(lab, i): [] for lab in options
-                                                                     for i in range(len(claims[lab]))}
-    against: dict[tuple[str, int], tuple[float, Optional[Unit]]] = {}
-    for u in units:
-        matches = {(lab, i): claim_match(c, u) for lab, cs in claims.items() for i, c in enumerate(cs)}
-        if not any(m or a for m, a in matches.values()):
-            continue
-        rel = support.relevance(u)
-        if rel <= 0:
-            continue
-        best_of = {lab: max(matches[(lab, i)][0] for i in range(len(claims[lab]))) for lab in options}
-        for (lab, i), (m, a) in matches.items():
-            if m:
-                others = math.fsum(v for k, v in best_of.items() if k != lab)
-                found[(lab, i)].append((rel * m * m / (m + others), m, u))
-            if a and rel * a > against.get((lab, i), (0.0, None))[0]:
-                against[(lab, i)] = (rel * a, u)
+    found, against = _claim_hits(claims, units, support)
     result: dict[str, OptionSupport] = {}
     for lab, cs in claims.items():
         sup = OptionSupport()
@@ -354,15 +338,7 @@ def choose_option(options: dict[str, str], units: Sequence[Unit],
         for i, c in enumerate(cs):
             hits = sorted(found[(lab, i)], key=lambda su: -su[0])  # ties: unit order (score, then rank)
             top, top_unit = (hits[0][0], _first_statement(hits)) if hits else (0.0, None)
-            # corroboration: the whole claim stated again in another chunk
-            again = [(sc, u) for sc, m, u in hits if m >= 1.0 and top_unit is not None
-                     and u.chunk.chunk_id != top_unit.chunk.chunk_id]
-            second = again[0][0] if again else 0.0
-            seen = {top_unit.chunk.paper_id} if top_unit is not None else set()
-            for _, u in again:  # the best whole statement of each other paper
-                if u.chunk.paper_id not in seen:
-                    seen.add(u.chunk.paper_id)
-                    sup.also.append(u)
+            second = _corroborate(sup, hits, top_unit)
             neg, neg_unit = against.get((lab, i), (0.0, None))
             sup.units.append(top_unit)
             if neg_unit is not None and (sup.against is None or neg > 0):
@@ -375,6 +351,43 @@ def choose_option(options: dict[str, str], units: Sequence[Unit],
     if not ranked or result[ranked[0]].score <= 0 or (len(ranked) > 1 and result[ranked[0]].score == result[ranked[1]].score):
         return None, result
     return ranked[0], result
+
+
+def _claim_hits(claims: dict[str, list[Claim]], units: Sequence[Unit], support: Support):
+    """``(found, against)``: per claim ``(label, i)``, the ``(score, match, unit)`` of every unit
+    that states it (relevance times match times its share among the options), and the unit that
+    contradicts it most ``(relevance * contradiction, unit)``."""
+    found: dict[tuple[str, int], list[tuple[float, float, Unit]]] = {(lab, i): [] for lab in claims
+                                                                     for i in range(len(claims[lab]))}
+    against: dict[tuple[str, int], tuple[float, Optional[Unit]]] = {}
+    for u in units:
+        matches = {(lab, i): claim_match(c, u) for lab, cs in claims.items() for i, c in enumerate(cs)}
+        if not any(m or a for m, a in matches.values()):
+            continue
+        rel = support.relevance(u)
+        if rel <= 0:
+            continue
+        best_of = {lab: max(matches[(lab, i)][0] for i in range(len(claims[lab]))) for lab in claims}
+        for (lab, i), (m, a) in matches.items():
+            if m:
+                others = math.fsum(v for k, v in best_of.items() if k != lab)
+                found[(lab, i)].append((rel * m * m / (m + others), m, u))
+            if a and rel * a > against.get((lab, i), (0.0, None))[0]:
+                against[(lab, i)] = (rel * a, u)
+    return found, against
+
+
+def _corroborate(sup: OptionSupport, hits: Sequence[tuple[float, float, Unit]], top_unit: Optional[Unit]) -> float:
+    """The score of the best unit in another chunk that states the whole claim again (0 when
+    none); the best such statement of each other paper joins ``sup.also``."""
+    again = [(sc, u) for sc, m, u in hits if m >= 1.0 and top_unit is not None
+             and u.chunk.chunk_id != top_unit.chunk.chunk_id]
+    seen = {top_unit.chunk.paper_id} if top_unit is not None else set()
+    for _, u in again:  # the best whole statement of each other paper
+        if u.chunk.paper_id not in seen:
+            seen.add(u.chunk.paper_id)
+            sup.also.append(u)
+    return again[0][0] if again else 0.0
 
 
 def _first_statement(hits: Sequence[tuple[float, float, Unit]]) -> Unit:
