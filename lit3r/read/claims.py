@@ -238,12 +238,15 @@ class Claim:
     """One claim of an option (the option, or one ``;``-separated part of it): its ``words``
     (stemmed terms, no numbers) and ``numbers``, each weighted by how few other options share
     it (``weight``: 1 for one only this option has, 0 for one every option has); ``joined``: pairs
-    of adjacent words with the term they make written together ("Big Bird" -> "bigbird")."""
+    of adjacent words with the term they make written together ("Big Bird" -> "bigbird");
+    ``bound``: for a claim of two numbers or more, each number with the word nearest to it
+    ("39.3 opened, 25.8 saved" -> {(39.3, open), (25.8, save)}, :func:`bindings`)."""
 
     words: frozenset[str]
     numbers: frozenset[str]
     weight: dict[str, float]
     joined: frozenset[tuple[str, str, str]] = frozenset()
+    bound: frozenset[tuple[str, str]] = frozenset()
 
     @property
     def total(self) -> float:
@@ -293,9 +296,39 @@ def claims_of(options: dict[str, str]) -> dict[str, list[Claim]]:
             weight.update({t: NUMBER_WEIGHT * weight[t] for t in nums})
             toks = re.findall(r"[A-Za-z]+", part)
             joined = frozenset((_stem(a.lower()), _stem(b.lower()), _stem((a + b).lower())) for a, b in zip(toks, toks[1:]))
-            claims.append(Claim(words, nums, weight, joined))
+            bound = frozenset(bindings(part, nums, words).items()) if len(nums) >= 2 else frozenset()
+            claims.append(Claim(words, nums, weight, joined, bound))
         out[lab] = claims
     return out
+
+
+_TOKEN = re.compile(r"\d+(?:\.\d+)?|[A-Za-z]+")
+
+
+def bindings(text: str, nums: Iterable[str], words: Iterable[str]) -> dict[str, str]:
+    """``{number: word}``: each of ``nums`` in ``text`` with the nearest of ``words`` (stemmed
+    terms) by token distance (ties: the word after it: "39.3 opened, 25.8 saved"); a number the
+    text lacks is left out."""
+    toks = _TOKEN.findall(text.replace(",", ""))
+    wanted = set(words)
+    at = [(i, _stem(t.lower())) for i, t in enumerate(toks) if t.isalpha() and _stem(t.lower()) in wanted]
+    out = {}
+    for num in nums:
+        where = [i for i, t in enumerate(toks) if t == num]
+        if where and at:
+            out[num] = min(((abs(i - j), j < i, w) for i in where for j, w in at))[2]
+    return out
+
+
+def _bound_elsewhere(claim: Claim, unit: Unit) -> bool:
+    """The unit states the claim's bound numbers and words, but binds a number to another of the
+    claim's words ("25.8 opened" against "39.3 opened, 25.8 saved")."""
+    nums = {n for n, _ in claim.bound}
+    words = {w for _, w in claim.bound}
+    if len(words) < 2 or not nums <= unit.values:
+        return False
+    said = bindings(unit.text, nums, words)
+    return len(said) == len(nums) and any(said[n] != w for n, w in claim.bound)
 
 
 def claim_match(claim: Claim, unit: Unit) -> tuple[float, float]:
@@ -303,13 +336,14 @@ def claim_match(claim: Claim, unit: Unit) -> tuple[float, float]:
     numbers the unit states (a word the unit negates does not count), and the weighted share of
     its words the unit negates ("set and not learned" against "learned per head"). The match is
     0 when the claim has numbers no other option has and the unit states none of them (the
-    numbers it shares with other options do not tell them apart)."""
+    numbers it shares with other options do not tell them apart), and when the unit binds the
+    claim's numbers to other words of the claim than the claim does (:func:`bindings`)."""
     total = claim.total
     if total <= 0:
         return 0.0, 0.0
     w = claim.weight
     own = {t for t in claim.numbers if w[t] >= NUMBER_WEIGHT}  # numbers no other option has
-    if own and not own & unit.values:
+    if own and not own & unit.values or claim.bound and _bound_elsewhere(claim, unit):
         return 0.0, 0.0
     said = (unit.value_terms | unit.terms) - unit.negated
     found = claim.words & said

@@ -89,3 +89,15 @@ def test_rows_listed_in_brackets_are_keyed_as_listed():
                                                                                                   "Long"]
     assert rows_listed("Report the models [M0, M1, M2] on both sets.") == ["M0", "M1", "M2"]
     assert rows_listed("What does the method (a tree of summaries) retrieve?") == []
+
+
+def test_an_option_whose_numbers_a_sentence_binds_to_other_words_is_not_stated_by_it():
+    from lit3r.read.claims import Support, choose_option, units_of
+
+    chunk = Chunk(chunk_id="p::c1", paper_id="p", kind="text", page=11, section="6 Results", seq=1,
+                  text="During the deployment, each participant opened an average of 39.3 papers (SD=21) and saved "
+                       "25.8 papers (SD=12.2) to their library. Each paper contained 41.0 (SD=24.8) citations.")
+    options = {"A": "41.0 opened, 24.8 saved", "B": "25.8 opened, 39.3 saved", "C": "39.3 opened, 25.8 saved"}
+    units = units_of(chunk, 1.0)
+    q = "How many papers did each participant open and save during the deployment, on average?"
+    assert choose_option(options, units, Support(q, units))[0] == "C"
