@@ -240,13 +240,15 @@ class Claim:
     it (``weight``: 1 for one only this option has, 0 for one every option has); ``joined``: pairs
     of adjacent words with the term they make written together ("Big Bird" -> "bigbird");
     ``bound``: for a claim of two numbers or more, each number with the word nearest to it
-    ("39.3 opened, 25.8 saved" -> {(39.3, open), (25.8, save)}, :func:`bindings`)."""
+    ("39.3 opened, 25.8 saved" -> {(39.3, open), (25.8, save)}, :func:`bindings`); ``subject``:
+    the terms of the name before a colon that the claim is about ("Multi-LexSum: 5-point Likert")."""
 
     words: frozenset[str]
     numbers: frozenset[str]
     weight: dict[str, float]
     joined: frozenset[tuple[str, str, str]] = frozenset()
     bound: frozenset[tuple[str, str]] = frozenset()
+    subject: frozenset[str] = frozenset()
 
     @property
     def total(self) -> float:
@@ -297,12 +299,18 @@ def claims_of(options: dict[str, str]) -> dict[str, list[Claim]]:
             toks = re.findall(r"[A-Za-z]+", part)
             joined = frozenset((_stem(a.lower()), _stem(b.lower()), _stem((a + b).lower())) for a, b in zip(toks, toks[1:]))
             bound = frozenset(bindings(part, nums, words).items()) if len(nums) >= 2 else frozenset()
-            claims.append(Claim(words, nums, weight, joined, bound))
+            head = _SUBJECT.match(part)
+            subject = frozenset(terms(head.group(1))) if head else frozenset()
+            claims.append(Claim(words, nums, weight, joined, bound, subject))
         out[lab] = claims
     return out
 
 
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|[A-Za-z]+")
+#: The name a claim is about: "Multi-LexSum: 5-point Likert" (a short name before a colon).
+_SUBJECT = re.compile(r"^\s*([A-Z][^:;,]{0,40}?)\s*:\s*\S")
+#: The share of a claim's subject terms a unit must hold when its paper is another one.
+SUBJECT_SHARE = 0.5
 
 
 def bindings(text: str, nums: Iterable[str], words: Iterable[str]) -> dict[str, str]:
@@ -353,18 +361,32 @@ def claim_match(claim: Claim, unit: Unit) -> tuple[float, float]:
     return hit / total, against / total
 
 
-def choose_option(options: dict[str, str], units: Sequence[Unit],
-                  support: Support) -> tuple[Optional[str], dict[str, OptionSupport]]:
+def _other_subject(claim: Claim, unit: Unit, papers: dict[str, set[str]]) -> bool:
+    """The claim is about a supporting paper (its subject's terms are in that paper's names,
+    ``papers`` ``{paper_id: name terms}``) other than the unit's, and the unit does not name the
+    subject either: "Multi-LexSum: 5-point Likert" is not stated by the LongEval paper's sentence."""
+    if not claim.subject or not papers:
+        return False
+    about = {pid for pid, names in papers.items() if claim.subject <= names}
+    if not about or unit.chunk.paper_id in about:
+        return False
+    return len(claim.subject & (unit.terms | unit.context)) < SUBJECT_SHARE * len(claim.subject)
+
+
+def choose_option(options: dict[str, str], units: Sequence[Unit], support: Support,
+                  papers: Optional[dict[str, set[str]]] = None) -> tuple[Optional[str], dict[str, OptionSupport]]:
     """``(label or None, {label: OptionSupport})``.
 
     Per claim of an option: its best unit's relevance times the claim's match there, times the
     claim's share of that unit among the options (a unit that states every option tells none
     apart), plus ``SECOND_PLACE`` times its best unit in another chunk that states all of it, minus the relevance of the
     unit that contradicts it most; an option's score is the sum over its telling claims (a part
-    not found adds nothing). The
-    best-scored option wins; none wins when the best two are equal or nothing supports any."""
+    not found adds nothing). A claim about a supporting paper ("Multi-LexSum: ...") is stated only
+    by that paper's units or by units that name it (``papers``: ``{paper_id: terms of its title and
+    own names}``; :func:`_other_subject`). The best-scored option wins; none wins when the best two
+    are equal or nothing supports any."""
     claims = claims_of(options)
-    found, against = _claim_hits(claims, units, support)
+    found, against = _claim_hits(claims, units, support, papers or {})
     result: dict[str, OptionSupport] = {}
     for lab, cs in claims.items():
         sup = OptionSupport()
@@ -387,7 +409,8 @@ def choose_option(options: dict[str, str], units: Sequence[Unit],
     return ranked[0], result
 
 
-def _claim_hits(claims: dict[str, list[Claim]], units: Sequence[Unit], support: Support):
+def _claim_hits(claims: dict[str, list[Claim]], units: Sequence[Unit], support: Support,
+                papers: dict[str, set[str]]):
     """``(found, against)``: per claim ``(label, i)``, the ``(score, match, unit)`` of every unit
     that states it (relevance times match times its share among the options), and the unit that
     contradicts it most ``(relevance * contradiction, unit)``."""
@@ -395,7 +418,8 @@ def _claim_hits(claims: dict[str, list[Claim]], units: Sequence[Unit], support: 
                                                                      for i in range(len(claims[lab]))}
     against: dict[tuple[str, int], tuple[float, Optional[Unit]]] = {}
     for u in units:
-        matches = {(lab, i): claim_match(c, u) for lab, cs in claims.items() for i, c in enumerate(cs)}
+        matches = {(lab, i): (0.0, 0.0) if _other_subject(c, u, papers) else claim_match(c, u)
+                   for lab, cs in claims.items() for i, c in enumerate(cs)}
         if not any(m or a for m, a in matches.values()):
             continue
         rel = support.relevance(u)

@@ -210,7 +210,8 @@ class ExtractiveReader:
         answer_unit, stating = None, []
         if not CITE_Q.search(request.question):  # "[20] Hill et al." states no "20%": entries support no option
             units = [u for u in units if not _reference(u.chunk)]
-        result.choice, per_option = choose_option(options, units, support)
+        named = {pid: terms(" ".join([p.title, *self._names(pid)])) for pid in chosen for p in [self.graph.paper(pid)]}
+        result.choice, per_option = choose_option(options, units, support, named)
         result.option_scores = {lab: sup.score for lab, sup in per_option.items()}
         result.option_support = {lab: sup.trace() for lab, sup in per_option.items()}
         if result.choice is None:

@@ -101,3 +101,18 @@ def test_an_option_whose_numbers_a_sentence_binds_to_other_words_is_not_stated_b
     units = units_of(chunk, 1.0)
     q = "How many papers did each participant open and save during the deployment, on average?"
     assert choose_option(options, units, Support(q, units))[0] == "C"
+
+
+def test_a_claim_about_one_paper_is_not_stated_by_another_papers_sentence():
+    from lit3r.read.claims import Support, choose_option, terms, units_of
+
+    mine = Chunk(chunk_id="a::c1", paper_id="a", kind="text", page=9, section="5 Human evaluation", seq=1,
+                 text="Two expert writers rated the drafts on a 4-point scale (0-3) for 40 cases.")
+    other = Chunk(chunk_id="b::c1", paper_id="b", kind="text", page=5, section="3 Study", seq=1,
+                  text="We collect 3 annotations per summary and use a 5-point Likert scale.")
+    options = {"A": "Multi-LexSum: 5-point Likert, 3 annotations per summary",
+               "B": "Multi-LexSum: 4-point (0-3) scale, 2 expert writers"}
+    units = units_of(mine, 1.0) + units_of(other, 1.0)
+    q = "What rating scale does the Multi-LexSum paper use, and how many raters per item?"
+    papers = {"a": terms("Multi-LexSum: Real-World Summaries"), "b": terms("LongEval: Guidelines")}
+    assert choose_option(options, units, Support(q, units), papers)[0] == "B"
