@@ -300,15 +300,16 @@ def claims_of(options: dict[str, str]) -> dict[str, list[Claim]]:
             joined = frozenset((_stem(a.lower()), _stem(b.lower()), _stem((a + b).lower())) for a, b in zip(toks, toks[1:]))
             bound = frozenset(bindings(part, nums, words).items()) if len(nums) >= 2 else frozenset()
             head = _SUBJECT.match(part)
-            subject = frozenset(terms(head.group(1))) if head else frozenset()
+            subject = frozenset(terms(head.group(1) or head.group(2))) if head else frozenset()
             claims.append(Claim(words, nums, weight, joined, bound, subject))
         out[lab] = claims
     return out
 
 
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|[A-Za-z]+")
-#: The name a claim is about: "Multi-LexSum: 5-point Likert" (a short name before a colon).
-_SUBJECT = re.compile(r"^\s*([A-Z][^:;,]{0,40}?)\s*:\s*\S")
+#: The name a claim is about: "Multi-LexSum: 5-point Likert" (a short name before a colon), "BTX 14.7"
+#: (a name before its number).
+_SUBJECT = re.compile(r"^\s*([A-Z][^:;,]{0,40}?)\s*:\s*\S|^\s*([A-Z][\w+-]*[A-Za-z](?:\s+[A-Z0-9][\w+.-]*)?)\s+[-+~]?\d")
 #: The share of a claim's subject terms a unit must hold when its paper is another one.
 SUBJECT_SHARE = 0.5
 
