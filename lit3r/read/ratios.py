@@ -86,15 +86,13 @@ def _pairs(chunk: Chunk):
         rows.append((terms(f"{row.group} {row.key} {words}"), row))
     cols = [terms(c) | numbers(c) for c in table.columns]
     for j, col in enumerate(table.columns):
-        cells = [(t, r, _value(r.cells[j])) for t, r in rows if j < len(r.cells)]
-        cells = [(t, r, v) for t, r, v in cells if v is not None]
+        cells = [(t, r, v) for t, r in rows if j < len(r.cells) for v in [_value(r.cells[j])] if v is not None]
         for i, (ta, ra, va) in enumerate(cells):
             for tb, rb, vb in cells[i + 1:]:
                 (hi, th, rh), (lo, tl, rl) = sorted([(va, ta, ra), (vb, tb, rb)], key=lambda x: -x[0])
                 yield th, tl, cols[j], f"{rh.key} / {rl.key}, {col}: {hi:g} / {lo:g} = {hi / lo:.3g}", hi / lo
     for t, row in rows:
-        vals = [(j, _value(c)) for j, c in enumerate(row.cells) if j < len(cols)]
-        vals = [(j, v) for j, v in vals if v is not None]
+        vals = [(j, v) for j, c in enumerate(row.cells) if j < len(cols) for v in [_value(c)] if v is not None]
         for i, (ja, va) in enumerate(vals):
             for jb, vb in vals[i + 1:]:
                 (hi, jh), (lo, jl) = sorted([(va, ja), (vb, jb)], key=lambda x: -x[0])
