@@ -115,8 +115,7 @@ def _query_terms(text: str) -> tuple[set[str], set[str]]:
     negated = negated_terms(text)
     acronyms = {"".join(w[0] for w in re.split(r"[- ]+", m.group(0))).lower()
                 for rx in (_HYPHENATED, _CAPITAL_RUN) for m in rx.finditer(text)}
-    # acronyms stemmed as unit terms are ("maximum-inner-product-search" -> "mips" -> "mip")
-    return terms(_NON.sub(" ", _NEGATION.sub(" ", text))) | {_stem(a) for a in acronyms if len(a) >= 2}, negated
+    return terms(_NON.sub(" ", _NEGATION.sub(" ", text))) | {a for a in acronyms if len(a) >= 2}, negated
 
 
 @dataclass
