@@ -328,7 +328,7 @@ def _how_share(unit: Unit) -> float:
 
 #: Abstention by coverage (:meth:`ExtractiveReader._close_anyway`): a question of this many terms
 #: or more, and the share of them one read paper must hold.
-ABSTAIN_TERMS, ABSTAIN_COVERAGE = 8, 0.85
+ABSTAIN_TERMS, ABSTAIN_COVERAGE = 8, 0.75
 #: How much of the question an abstention repeats.
 _ECHO_CHARS = 200
 
