@@ -24,7 +24,8 @@ def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titl
     column names a paper (or the name the question gives the paper, when it lists the papers by
     their ``own`` names, ``{paper_id: names}``: "TTT-E2E, In-Place TTT, TLM and FOA"), else the
     rows the question lists in brackets (:func:`rows_listed`), else the names the question lists,
-    else each supporting paper's short name. For a named row, a number cell comes from the table cell (``units``,
+    else each supporting paper's short name; a name that is a table section's label reads that
+    section's row of the paper's own name. For a named row, a number cell comes from the table cell (``units``,
     :mod:`lit3r.read.claims`) whose row key is the name, in the one table block that names most of
     the rows, and whose column label matches the column's name and the question best; otherwise
     from the first number after the name in the best-scored ``chunks`` (tables first). For a paper
@@ -44,9 +45,20 @@ def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titl
         return _paper_rows(question, key, others, by_kind, titles, cells, own or {}, paper_lines or {}, cited)
     names = _row_names(question, schema, cells, others, titles)
     block = _one_block(cells, names)
-    return [_named_row(question, key, name, others, by_kind,
-                       [u for u in block if _names_row(u, name)] or [u for u in cells if _names_row(u, name)], cited)
+    mine = [n for ns in (own or {}).values() for n in ns]
+    return [_named_row(question, key, name, others, by_kind, _cells_of(name, block, cells, mine), cited)
             for name in names]
+
+
+def _cells_of(name: str, block: Sequence[Unit], cells: Sequence[Unit], own: Sequence[str]) -> list[Unit]:
+    """The cells of the row keyed ``name``: in the one table block, else anywhere; a name that is a
+    section label ("Tiny") reads that section's row of the supporting paper's own name ("Multi-LexSum
+    D ->T" under "Tiny")."""
+    named = [u for u in block if _names_row(u, name)] or [u for u in cells if _names_row(u, name)]
+    if named:
+        return named
+    section = [u for u in cells if " ".join(u.row_group.lower().split()) == " ".join(name.lower().split())]
+    return [u for u in section if _own_row(u.row_key, own)]
 
 
 def _row_names(question: str, schema: Sequence[dict], cells: Sequence[Unit], others: Sequence[dict],

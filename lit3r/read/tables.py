@@ -20,6 +20,9 @@ geometry, so the reading is a heuristic, stated here once:
   columns only ("GSM8K | SVAMP" over their "N-CoT | P-CoT" pairs); otherwise a header line that
   starts with the stub's header ("Method | Bits/dim | Images/sec") labels the value columns from
   the left, and is never a value row, even when its labels are numbers ("Model | PS | 1024");
+- when a one-cell line heads the first value row and others occur among the rows, they are
+  section labels ("Tiny", "Short", "Long"): each is the group of the rows below it, unless a group
+  label spans the rows;
 - a row shorter than ``n`` fills its columns from the left.
 """
 
@@ -83,14 +86,33 @@ def parse_table(text: str) -> ParsedTable:
     width = Counter(len(c) for c in data).most_common(1)[0][0]
     columns = _column_labels([c for c in split[:first] if len(c) > 1], width - 1)
     labelled = [i for i, c in enumerate(data) if len(c) == width + 1 and not _VALUE.match(c[0])]
+    sections = _sections(split, first)
     rows = []
     for i, c in enumerate(data):
         if i in labelled:
             group, c = c[0], c[1:]
         else:
-            group = data[_nearest(labelled, i)][0] if labelled else ""
+            group = data[_nearest(labelled, i)][0] if labelled else sections[i]
         rows.append(TableRow(c[0], group, c[1:]))
     return ParsedTable(caption, columns, rows)
+
+
+def _sections(split: list[list[str]], first: int) -> list[str]:
+    """The section label of each value row (module docstring): when a one-cell line heads the first
+    value row and others occur among the rows ("Tiny", "Short", "Long"), each heads the rows below
+    it; "" for every row otherwise."""
+    body = split[first:]
+    heads = first > 0 and len(split[first - 1]) == 1 and any(len(c) == 1 for c in body)
+    if not heads:  # a label among rows that no label heads is a centred group label, not a section
+        return ["" for c in body if _is_row(c)]
+    current = split[first - 1][0]
+    out = []
+    for c in body:
+        if len(c) == 1:
+            current = c[0]
+        elif _is_row(c):
+            out.append(current)
+    return out
 
 
 def _column_labels(headers: list[list[str]], n_values: int) -> list[str]:

@@ -116,3 +116,23 @@ def test_a_claim_about_one_paper_is_not_stated_by_another_papers_sentence():
     q = "What rating scale does the Multi-LexSum paper use, and how many raters per item?"
     papers = {"a": terms("Multi-LexSum: Real-World Summaries"), "b": terms("LongEval: Guidelines")}
     assert choose_option(options, units, Support(q, units), papers)[0] == "B"
+
+
+SECTIONED = ("Table 2: Comparison of datasets.\nDataset | Samples | Words\nTiny\nXSUM | 226,677 | 24.0\n"
+             "Multi-LexSum D ->T | 1,603 | 24.7\nShort\nBillSum | 23,455 | 218.4\nMulti-LexSum D ->S | 3,138 | 130.2")
+
+
+def test_one_cell_lines_that_head_the_rows_are_sections_and_a_section_key_reads_the_papers_own_row():
+    from lit3r.read.claims import units_of
+    from lit3r.read.rows import extractive_rows
+
+    t = parse_table(SECTIONED)
+    assert [(r.group, r.key) for r in t.rows][1:3] == [("Tiny", "Multi-LexSum D ->T"), ("Short", "BillSum")]
+    centred = parse_table("Table 6: GSM.\nLLMs | Methods | GSM\nVanilla | 77.79\nChatGPT\nCoT | 78.77")
+    assert [r.group for r in centred.rows] == ["", ""]  # a label no row is headed by is not a section
+    chunk = _table(SECTIONED)
+    schema = [{"name": "Granularity", "type": "string", "is_row_key": True},
+              {"name": "Samples", "type": "number", "is_row_key": False}]
+    rows = extractive_rows("How many samples? Give one row per granularity (Tiny, Short).", schema, [chunk],
+                           {"p": "Multi-LexSum: Real-World Summaries"}, units_of(chunk, 1.0), {"p": ["Multi-LexSum"]})
+    assert rows == [{"Granularity": "Tiny", "Samples": 1603}, {"Granularity": "Short", "Samples": 3138}]
