@@ -103,9 +103,9 @@ def _named_row(question: str, key: str, name: str, others: Sequence[dict], chunk
     used: set[tuple[str, str]] = set()
     for col in others:
         # a cell under the column's own header words ("de" of EN-DE, not the "en" EN-FR shares)
-        found, unit = _table_cell_unit(question, col, [u for u in named if _labelled(u, col, others)] or named)
-        if unit is not None and (unit.chunk.chunk_id, unit.text) in used:
-            found, unit = None, None
+        free = [u for u in named if (u.chunk.chunk_id, u.text) not in used]  # a cell fills one column only
+        found, unit = _table_cell_unit(question, col, [u for u in free if _labelled(u, col, others)]
+                                       or _most_labelled(free, col))
         if unit is not None:
             used.add((unit.chunk.chunk_id, unit.text))
             if cited is not None and unit.chunk not in cited:
@@ -116,6 +116,15 @@ def _named_row(question: str, key: str, name: str, others: Sequence[dict], chunk
                 cited.append(where)  # the chunk whose line states the value
         row[col["name"]] = found
     return row
+
+
+def _most_labelled(cells: Sequence[Unit], col: dict) -> list[Unit]:
+    """The cells whose row and column labels hold the most of the column's words ("Target Words"
+    for "Avg. target words", over "Source Words"); all of them when none holds one."""
+    want = {t for t in terms(col["name"]) if not NUM.fullmatch(t)}
+    held = {id(u): len(want & u.terms) for u in cells}
+    top = max(held.values(), default=0)
+    return [u for u in cells if held[id(u)] == top] if top else list(cells)
 
 
 def _after_name(pat: re.Pattern, col: dict, naming: Sequence[tuple[str, Chunk]],

@@ -136,3 +136,18 @@ def test_one_cell_lines_that_head_the_rows_are_sections_and_a_section_key_reads_
     rows = extractive_rows("How many samples? Give one row per granularity (Tiny, Short).", schema, [chunk],
                            {"p": "Multi-LexSum: Real-World Summaries"}, units_of(chunk, 1.0), {"p": ["Multi-LexSum"]})
     assert rows == [{"Granularity": "Tiny", "Samples": 1603}, {"Granularity": "Short", "Samples": 3138}]
+
+
+def test_a_cell_comes_from_the_column_whose_label_holds_most_of_the_columns_words_and_fills_one_column():
+    from lit3r.read.claims import units_of
+    from lit3r.read.rows import extractive_rows
+
+    text = ("Table 2: Datasets.\nDataset | Samples | Source Words | Target Words\n"
+            "XSUM | 226,677 | 454.5 | 24.0\nMulti-LexSum | 1,603 | 119072.6 | 24.7")
+    chunk = _table(text)
+    schema = [{"name": "Dataset", "type": "string", "is_row_key": True},
+              {"name": "Samples", "type": "number", "is_row_key": False},
+              {"name": "Avg. target words", "type": "number", "is_row_key": False}]
+    rows = extractive_rows("Samples and average target words of Multi-LexSum and XSUM?", schema, [chunk],
+                           {"p": "Multi-LexSum"}, units_of(chunk, 1.0))
+    assert {"Dataset": "Multi-LexSum", "Samples": 1603, "Avg. target words": 24.7} in rows
