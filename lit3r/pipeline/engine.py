@@ -216,7 +216,8 @@ class Engine:
             rel = relate(ret.seeds, [p for p, _ in ret.ranking_a], self.graph, self.index, self.settings.relate)
             timings["relate"] = time.perf_counter() - t
         t = time.perf_counter()
-        read = self.reader.read(ReadRequest(q.text, qvecs, rel.candidates, ret.pool, q.options, q.schema,
+        pooled = frozenset(ret.pool.scores) if ret.pool is not None else None
+        read = self.reader.read(ReadRequest(q.text, qvecs, rel.candidates, pooled, q.options, q.schema,
                                             q.answer_types, progress)) if answer else ReadResult([], [], reader="none (retrieval only)")
         timings["read"] = time.perf_counter() - t
         timings["total"] = time.perf_counter() - t0

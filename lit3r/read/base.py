@@ -12,7 +12,6 @@ import numpy as np
 
 from graph.progress import SILENT, Reporter
 from graph.records import Chunk
-from lit3r.pipeline.pool import Pool
 
 
 @dataclass(frozen=True)
@@ -21,15 +20,16 @@ class ReadRequest:
 
     ``question``: its text; ``qvecs``: float32 ``(2, dim)`` unit rows, the question's and its
     ask part's (:func:`lit3r.read.scoring.ask_part`) query vectors, encoded once by the engine;
-    ``candidates``: paper ids, best first; ``pool``: the Retrieve pool (None when the papers were
-    fixed by the user); ``options``: multiple-choice ``{label: text}``; ``schema``: table columns
+    ``candidates``: paper ids, best first; ``pooled``: the chunk ids of the Retrieve pool (None
+    when the papers were fixed by the user: no pool was built); ``options``: multiple-choice
+    ``{label: text}``; ``schema``: table columns
     ``[{name, type, is_row_key}]``; ``answer_types``: the LitTraceQA answer types asked for;
     ``progress``: where a slow reader reports its progress (:mod:`graph.progress`)."""
 
     question: str
     qvecs: np.ndarray
     candidates: Sequence[str]
-    pool: Optional[Pool] = None
+    pooled: Optional[frozenset[str]] = None
     options: Optional[dict[str, str]] = None
     schema: Optional[list[dict]] = None
     answer_types: tuple[str, ...] = ("freeform",)

@@ -205,16 +205,18 @@ class Support:
         q = self.query
         self.weight = {t: (0.5 + math.log(1 + n / (1 + df.get(t, 0)))) * (2.0 if t in q.asked else 1.0)
                        for t in q.terms | q.negated}
-        self.total = sum(self.weight[t] for t in self.query.terms) or 1.0
+        self.total = math.fsum(self.weight[t] for t in self.query.terms) or 1.0
 
     def relevance(self, unit: Unit) -> float:
         """In [-1, 1 + CHUNK_PRIOR]: the weighted share of question terms the unit holds, minus its
         negated terms, plus the chunk prior."""
         w, q = self.weight, self.query
-        hit = sum(w[t] for t in q.terms & unit.terms) + 0.5 * sum(w[t] for t in (q.terms & unit.context) - unit.terms)
-        hit += sum(w[t] for t in q.negated & unit.negated)  # "non-learned" meets "not learned"
-        hit += sum(w[t] for t in (q.terms & unit.values) - unit.terms)  # "listed at 0.96 bpb"
-        neg = sum(w[t] for t in q.negated & (unit.terms | unit.context) - unit.negated)
+        # math.fsum: a sum over a set must not depend on the set's (hash-seeded) iteration order
+        hit = (math.fsum(w[t] for t in q.terms & unit.terms)
+               + 0.5 * math.fsum(w[t] for t in (q.terms & unit.context) - unit.terms))
+        hit += math.fsum(w[t] for t in q.negated & unit.negated)  # "non-learned" meets "not learned"
+        hit += math.fsum(w[t] for t in (q.terms & unit.values) - unit.terms)  # "listed at 0.96 bpb"
+        neg = math.fsum(w[t] for t in q.negated & (unit.terms | unit.context) - unit.negated)
         share = SUMMARY_SHARE if self.numeric and unit.kind == "line" and _summary(unit.chunk) else 1.0
         return share * (hit - neg) / self.total + CHUNK_PRIOR * unit.prior
 
@@ -236,16 +238,21 @@ class Claim:
     """One claim of an option (the option, or one ``;``-separated part of it): its ``words``
     (stemmed terms, no numbers) and ``numbers``, each weighted by how few other options share
     it (``weight``: 1 for one only this option has, 0 for one every option has); ``joined``: pairs
-    of adjacent words with the term they make written together ("Big Bird" -> "bigbird")."""
+    of adjacent words with the term they make written together ("Big Bird" -> "bigbird");
+    ``bound``: for a claim of two numbers or more, each number with the word nearest to it
+    ("39.3 opened, 25.8 saved" -> {(39.3, open), (25.8, save)}, :func:`bindings`); ``subject``:
+    the terms of the name before a colon that the claim is about ("Multi-LexSum: 5-point Likert")."""
 
     words: frozenset[str]
     numbers: frozenset[str]
     weight: dict[str, float]
     joined: frozenset[tuple[str, str, str]] = frozenset()
+    bound: frozenset[tuple[str, str]] = frozenset()
+    subject: frozenset[str] = frozenset()
 
     @property
     def total(self) -> float:
-        return sum(self.weight[t] for t in self.words | self.numbers)
+        return math.fsum(self.weight[t] for t in self.words | self.numbers)
 
 
 @dataclass
@@ -291,9 +298,46 @@ def claims_of(options: dict[str, str]) -> dict[str, list[Claim]]:
             weight.update({t: NUMBER_WEIGHT * weight[t] for t in nums})
             toks = re.findall(r"[A-Za-z]+", part)
             joined = frozenset((_stem(a.lower()), _stem(b.lower()), _stem((a + b).lower())) for a, b in zip(toks, toks[1:]))
-            claims.append(Claim(words, nums, weight, joined))
+            bound = frozenset(bindings(part, nums, words).items()) if len(nums) >= 2 else frozenset()
+            head = _SUBJECT.match(part)
+            subject = frozenset(terms(head.group(1) or head.group(2))) if head else frozenset()
+            claims.append(Claim(words, nums, weight, joined, bound, subject))
         out[lab] = claims
     return out
+
+
+_TOKEN = re.compile(r"\d+(?:\.\d+)?|[A-Za-z]+")
+#: The name a claim is about: "Multi-LexSum: 5-point Likert" (a short name before a colon), "BTX 14.7"
+#: (a name before its number).
+_SUBJECT = re.compile(r"^\s*([A-Z][^:;,]{0,40}?)\s*:\s*\S|^\s*([A-Z][\w+-]*[A-Za-z](?:\s+[A-Z0-9][\w+.-]*)?)\s+[-+~]?\d")
+#: The share of a claim's subject terms a unit must hold when its paper is another one.
+SUBJECT_SHARE = 0.5
+
+
+def bindings(text: str, nums: Iterable[str], words: Iterable[str]) -> dict[str, str]:
+    """``{number: word}``: each of ``nums`` in ``text`` with the nearest of ``words`` (stemmed
+    terms) by token distance (ties: the word after it: "39.3 opened, 25.8 saved"); a number the
+    text lacks is left out."""
+    toks = _TOKEN.findall(text.replace(",", ""))
+    wanted = set(words)
+    at = [(i, _stem(t.lower())) for i, t in enumerate(toks) if t.isalpha() and _stem(t.lower()) in wanted]
+    out = {}
+    for num in nums:
+        where = [i for i, t in enumerate(toks) if t == num]
+        if where and at:
+            out[num] = min(((abs(i - j), j < i, w) for i in where for j, w in at))[2]
+    return out
+
+
+def _bound_elsewhere(claim: Claim, unit: Unit) -> bool:
+    """The unit states the claim's bound numbers and words, but binds a number to another of the
+    claim's words ("25.8 opened" against "39.3 opened, 25.8 saved")."""
+    nums = {n for n, _ in claim.bound}
+    words = {w for _, w in claim.bound}
+    if len(words) < 2 or not nums <= unit.values:
+        return False
+    said = bindings(unit.text, nums, words)
+    return len(said) == len(nums) and any(said[n] != w for n, w in claim.bound)
 
 
 def claim_match(claim: Claim, unit: Unit) -> tuple[float, float]:
@@ -301,78 +345,108 @@ def claim_match(claim: Claim, unit: Unit) -> tuple[float, float]:
     numbers the unit states (a word the unit negates does not count), and the weighted share of
     its words the unit negates ("set and not learned" against "learned per head"). The match is
     0 when the claim has numbers no other option has and the unit states none of them (the
-    numbers it shares with other options do not tell them apart)."""
+    numbers it shares with other options do not tell them apart), and when the unit binds the
+    claim's numbers to other words of the claim than the claim does (:func:`bindings`)."""
     total = claim.total
     if total <= 0:
         return 0.0, 0.0
     w = claim.weight
     own = {t for t in claim.numbers if w[t] >= NUMBER_WEIGHT}  # numbers no other option has
-    if own and not own & unit.values:
+    if own and not own & unit.values or claim.bound and _bound_elsewhere(claim, unit):
         return 0.0, 0.0
     said = (unit.value_terms | unit.terms) - unit.negated
     found = claim.words & said
     found |= {t for a, b, ab in claim.joined if ab in said for t in (a, b) if t in claim.words}
-    hit = sum(w[t] for t in found) + sum(w[t] for t in claim.numbers & unit.values)
-    against = sum(w[t] for t in claim.words & unit.negated)
+    hit = math.fsum(w[t] for t in found) + math.fsum(w[t] for t in claim.numbers & unit.values)
+    against = math.fsum(w[t] for t in claim.words & unit.negated)
     return hit / total, against / total
 
 
-def choose_option(options: dict[str, str], units: Sequence[Unit],
-                  support: Support) -> tuple[Optional[str], dict[str, OptionSupport]]:
+def _other_subject(claim: Claim, unit: Unit, papers: dict[str, set[str]]) -> bool:
+    """The claim is about a supporting paper (its subject's terms are in that paper's names,
+    ``papers`` ``{paper_id: name terms}``) other than the unit's, and the unit does not name the
+    subject either: "Multi-LexSum: 5-point Likert" is not stated by the LongEval paper's sentence."""
+    if not claim.subject or not papers:
+        return False
+    about = {pid for pid, names in papers.items() if claim.subject <= names}
+    if not about or unit.chunk.paper_id in about:
+        return False
+    return len(claim.subject & (unit.terms | unit.context)) < SUBJECT_SHARE * len(claim.subject)
+
+
+def choose_option(options: dict[str, str], units: Sequence[Unit], support: Support,
+                  papers: Optional[dict[str, set[str]]] = None) -> tuple[Optional[str], dict[str, OptionSupport]]:
     """``(label or None, {label: OptionSupport})``.
 
     Per claim of an option: its best unit's relevance times the claim's match there, times the
     claim's share of that unit among the options (a unit that states every option tells none
     apart), plus ``SECOND_PLACE`` times its best unit in another chunk that states all of it, minus the relevance of the
     unit that contradicts it most; an option's score is the sum over its telling claims (a part
-    not found adds nothing). The
-    best-scored option wins; none wins when the best two are equal or nothing supports any."""
+    not found adds nothing). A claim about a supporting paper ("Multi-LexSum: ...") is stated only
+    by that paper's units or by units that name it (``papers``: ``{paper_id: terms of its title and
+    own names}``; :func:`_other_subject`). The best-scored option wins; none wins when the best two
+    are equal or nothing supports any."""
     claims = claims_of(options)
-    found: dict[tuple[str, int], list[tuple[float, float, Unit]]] = {(lab, i): [] for lab in options
-                                                                     for i in range(len(claims[lab]))}
-    against: dict[tuple[str, int], tuple[float, Optional[Unit]]] = {}
-    for u in units:
-        matches = {(lab, i): claim_match(c, u) for lab, cs in claims.items() for i, c in enumerate(cs)}
-        if not any(m or a for m, a in matches.values()):
-            continue
-        rel = support.relevance(u)
-        if rel <= 0:
-            continue
-        best_of = {lab: max(matches[(lab, i)][0] for i in range(len(claims[lab]))) for lab in options}
-        for (lab, i), (m, a) in matches.items():
-            if m:
-                others = sum(v for k, v in best_of.items() if k != lab)
-                found[(lab, i)].append((rel * m * m / (m + others), m, u))
-            if a and rel * a > against.get((lab, i), (0.0, None))[0]:
-                against[(lab, i)] = (rel * a, u)
+    found, against = _claim_hits(claims, units, support, papers or {})
     result: dict[str, OptionSupport] = {}
     for lab, cs in claims.items():
         sup = OptionSupport()
         scores = []
         for i, c in enumerate(cs):
-            hits = sorted(found[(lab, i)], key=lambda su: -su[0])
+            hits = sorted(found[(lab, i)], key=lambda su: -su[0])  # ties: unit order (score, then rank)
             top, top_unit = (hits[0][0], _first_statement(hits)) if hits else (0.0, None)
-            # corroboration: the whole claim stated again in another chunk
-            again = [(sc, u) for sc, m, u in hits if m >= 1.0 and top_unit is not None
-                     and u.chunk.chunk_id != top_unit.chunk.chunk_id]
-            second = again[0][0] if again else 0.0
-            seen = {top_unit.chunk.paper_id} if top_unit is not None else set()
-            for _, u in again:  # the best whole statement of each other paper
-                if u.chunk.paper_id not in seen:
-                    seen.add(u.chunk.paper_id)
-                    sup.also.append(u)
+            second = _corroborate(sup, hits, top_unit)
             neg, neg_unit = against.get((lab, i), (0.0, None))
             sup.units.append(top_unit)
             if neg_unit is not None and (sup.against is None or neg > 0):
                 sup.against = neg_unit
             if c.total > 0:
                 scores.append(top + SECOND_PLACE * second - neg)
-        sup.score = sum(scores)
+        sup.score = math.fsum(scores)
         result[lab] = sup
-    ranked = sorted(options, key=lambda lab: -result[lab].score)
+    ranked = sorted(options, key=lambda lab: (-result[lab].score, lab))
     if not ranked or result[ranked[0]].score <= 0 or (len(ranked) > 1 and result[ranked[0]].score == result[ranked[1]].score):
         return None, result
     return ranked[0], result
+
+
+def _claim_hits(claims: dict[str, list[Claim]], units: Sequence[Unit], support: Support,
+                papers: dict[str, set[str]]):
+    """``(found, against)``: per claim ``(label, i)``, the ``(score, match, unit)`` of every unit
+    that states it (relevance times match times its share among the options), and the unit that
+    contradicts it most ``(relevance * contradiction, unit)``."""
+    found: dict[tuple[str, int], list[tuple[float, float, Unit]]] = {(lab, i): [] for lab in claims
+                                                                     for i in range(len(claims[lab]))}
+    against: dict[tuple[str, int], tuple[float, Optional[Unit]]] = {}
+    for u in units:
+        matches = {(lab, i): (0.0, 0.0) if _other_subject(c, u, papers) else claim_match(c, u)
+                   for lab, cs in claims.items() for i, c in enumerate(cs)}
+        if not any(m or a for m, a in matches.values()):
+            continue
+        rel = support.relevance(u)
+        if rel <= 0:
+            continue
+        best_of = {lab: max(matches[(lab, i)][0] for i in range(len(claims[lab]))) for lab in claims}
+        for (lab, i), (m, a) in matches.items():
+            if m:
+                others = math.fsum(v for k, v in best_of.items() if k != lab)
+                found[(lab, i)].append((rel * m * m / (m + others), m, u))
+            if a and rel * a > against.get((lab, i), (0.0, None))[0]:
+                against[(lab, i)] = (rel * a, u)
+    return found, against
+
+
+def _corroborate(sup: OptionSupport, hits: Sequence[tuple[float, float, Unit]], top_unit: Optional[Unit]) -> float:
+    """The score of the best unit in another chunk that states the whole claim again (0 when
+    none); the best such statement of each other paper joins ``sup.also``."""
+    again = [(sc, u) for sc, m, u in hits if m >= 1.0 and top_unit is not None
+             and u.chunk.chunk_id != top_unit.chunk.chunk_id]
+    seen = {top_unit.chunk.paper_id} if top_unit is not None else set()
+    for _, u in again:  # the best whole statement of each other paper
+        if u.chunk.paper_id not in seen:
+            seen.add(u.chunk.paper_id)
+            sup.also.append(u)
+    return again[0][0] if again else 0.0
 
 
 def _first_statement(hits: Sequence[tuple[float, float, Unit]]) -> Unit:

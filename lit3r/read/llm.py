@@ -178,7 +178,7 @@ class LLMReader:
         if not candidates:
             return ReadResult([], [])
         read_ids = list(candidates[: self.params.llm_papers])
-        scored = self.extractive.score_chunks(question, request.qvecs, candidates, pool=request.pool,
+        scored = self.extractive.score_chunks(question, request.qvecs, candidates, pooled=request.pooled,
                                               limit=max(len(read_ids), self.params.papers))
         fallback = self.extractive.read(request, scored=scored)
         faults: tuple[type[BaseException], ...] = (Lit3rError, *server_errors())

@@ -56,19 +56,35 @@ def names_in(question: str, names: Sequence[str]) -> bool:
     return False
 
 
+#: A venue and year as a question states them: "A NeurIPS 2024 paper ...".
+_VENUE_YEAR = re.compile(r"\b([A-Z][A-Za-z-]{1,15})\s+((?:19|20)\d\d)\b")
+
+
+def states_venue(question: str, venue: Optional[str], year: Optional[int]) -> bool:
+    """The question states this venue and year ("A NeurIPS 2024 paper": venue "NeurIPS", 2024)."""
+    if not venue or not year:
+        return False
+    return any(m.group(1).lower() == venue.lower() and int(m.group(2)) == year for m in _VENUE_YEAR.finditer(question))
+
+
 def select_papers(question: str, ranked: Sequence[tuple[str, float]], support_ratio: float, *,
                   names_of: Callable[[str], Sequence[str]],
-                  cited_by: Callable[[str], Sequence[str]]) -> list[str]:
+                  cited_by: Callable[[str], Sequence[str]],
+                  venue_of: Callable[[str], tuple[Optional[str], Optional[int]]] = lambda pid: (None, None)
+                  ) -> list[str]:
     """The supporting papers (module docstring), best first.
 
     ``ranked``: ``[(paper_id, best chunk score)]`` of the read papers, best first;
     ``names_of(paper_id)``: the paper's own names; ``cited_by(paper_id)``: the corpus papers it
-    cites (ids). Returns at least one paper when ``ranked`` is not empty."""
+    cites (ids); ``venue_of(paper_id)``: its ``(venue, year)``. With no named paper, the best read
+    paper whose venue and year the question states counts as named (:func:`states_venue`).
+    Returns at least one paper when ``ranked`` is not empty."""
     if not ranked:
         return []
     order = [pid for pid, _ in ranked]
-    top = ranked[0][1]
     named = [pid for pid in order if names_in(question, names_of(pid))]
+    if not named:
+        named = [pid for pid in order if states_venue(question, *venue_of(pid))][:1]
     count = stated_count(question)
     if _CITED_LIST.search(question):
         citing = named[0] if named else order[0]
@@ -76,6 +92,14 @@ def select_papers(question: str, ranked: Sequence[tuple[str, float]], support_ra
         return [citing] + [pid for pid in order if pid in cited]
     if count:
         return (named + [pid for pid in order if pid not in named])[:count]
+    return _by_score(question, ranked, named, support_ratio)
+
+
+def _by_score(question: str, ranked: Sequence[tuple[str, float]], named: list[str], support_ratio: float) -> list[str]:
+    """Rule 4 of the module docstring: the ``named`` papers and those within the support ratio of
+    the best score."""
+    order = [pid for pid, _ in ranked]
+    top = ranked[0][1]
     multi = bool(_MULTI.search(question)) or len(named) >= 2
     ratio = support_ratio * (MULTI_RATIO if multi else 1.0)
     by_score = [pid for pid, s in ranked if s >= ratio * top and pid not in named]

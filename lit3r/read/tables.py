@@ -17,7 +17,12 @@ geometry, so the reading is a heuristic, stated here once:
   has fewer cells than there are value columns, the leftmost value columns it leaves are stub
   columns ("Size"): a header line of one more cell than there are stub columns that starts with
   the stub's own header names them ("Method | Size"), and the other header lines spread over the leaf
-  columns only ("GSM8K | SVAMP" over their "N-CoT | P-CoT" pairs);
+  columns only ("GSM8K | SVAMP" over their "N-CoT | P-CoT" pairs); otherwise a header line that
+  starts with the stub's header ("Method | Bits/dim | Images/sec") labels the value columns from
+  the left, and is never a value row, even when its labels are numbers ("Model | PS | 1024");
+- when a one-cell line heads the first value row and others occur among the rows, they are
+  section labels ("Tiny", "Short", "Long"): each is the group of the rows below it, unless a group
+  label spans the rows;
 - a row shorter than ``n`` fills its columns from the left.
 """
 
@@ -60,7 +65,10 @@ def _cells(line: str) -> list[str]:
 
 def _is_row(cells: list[str]) -> bool:
     """At least half of the cells after the first are values (header cells like "pass@1" or
-    "AIME 2024" start with a letter)."""
+    "AIME 2024" start with a letter), and the first cell is not the stub's header: "Model | PS |
+    1024 | 2048" is a header line whose column labels are numbers."""
+    if _STUB_HEADER.match(cells[0]):
+        return False
     values = sum(bool(_VALUE.match(c)) for c in cells[1:])
     return len(cells) >= 2 and values > 0 and 2 * values >= len(cells) - 1
 
@@ -78,14 +86,33 @@ def parse_table(text: str) -> ParsedTable:
     width = Counter(len(c) for c in data).most_common(1)[0][0]
     columns = _column_labels([c for c in split[:first] if len(c) > 1], width - 1)
     labelled = [i for i, c in enumerate(data) if len(c) == width + 1 and not _VALUE.match(c[0])]
+    sections = _sections(split, first)
     rows = []
     for i, c in enumerate(data):
         if i in labelled:
             group, c = c[0], c[1:]
         else:
-            group = data[_nearest(labelled, i)][0] if labelled else ""
+            group = data[_nearest(labelled, i)][0] if labelled else sections[i]
         rows.append(TableRow(c[0], group, c[1:]))
     return ParsedTable(caption, columns, rows)
+
+
+def _sections(split: list[list[str]], first: int) -> list[str]:
+    """The section label of each value row (module docstring): when a one-cell line heads the first
+    value row and others occur among the rows ("Tiny", "Short", "Long"), each heads the rows below
+    it; "" for every row otherwise."""
+    body = split[first:]
+    heads = first > 0 and len(split[first - 1]) == 1 and any(len(c) == 1 for c in body)
+    if not heads:  # a label among rows that no label heads is a centred group label, not a section
+        return ["" for c in body if _is_row(c)]
+    current = split[first - 1][0]
+    out = []
+    for c in body:
+        if len(c) == 1:
+            current = c[0]
+        elif _is_row(c):
+            out.append(current)
+    return out
 
 
 def _column_labels(headers: list[list[str]], n_values: int) -> list[str]:
@@ -96,20 +123,27 @@ def _column_labels(headers: list[list[str]], n_values: int) -> list[str]:
     leaf = max((len(c) for c in headers), default=0)
     stub = n_values - leaf if len(headers) >= 2 and 1 < leaf < n_values else 0
     for cells in headers:
-        k = len(cells)
-        if k >= n_values:
-            for j, cell in enumerate(cells[k - n_values:]):
-                labels[j].append(cell)
-        elif stub and k == stub + 1 and k != leaf and _STUB_HEADER.match(cells[0]):
-            for j, cell in enumerate(cells[1:]):  # "Method | Size": the stub columns' names
-                labels[j].append(cell)
-        else:
-            first, span = (stub, leaf) if stub else (0, n_values)
-            for j, cell in enumerate(cells):
-                lo, hi = j * span // k, max((j + 1) * span // k, j * span // k + 1)
-                for col in range(first + lo, first + min(hi, span)):
-                    labels[col].append(cell)
+        for col, cell in _placed(cells, n_values, stub, leaf):
+            labels[col].append(cell)
     return [" ".join(x for x in parts if x) for parts in labels]
+
+
+def _placed(cells: list[str], n_values: int, stub: int, leaf: int) -> list[tuple[int, str]]:
+    """``[(value column, cell)]`` of one header line (module docstring): ``stub`` stub columns,
+    ``leaf`` cells in the leaf header line."""
+    k = len(cells)
+    if not stub and _STUB_HEADER.match(cells[0]) and k - 1 < n_values:
+        return list(enumerate(cells[1:]))  # "Method | Bits/dim | Images/sec": the stub's header first
+    if k >= n_values:
+        return list(enumerate(cells[k - n_values:]))
+    if stub and k == stub + 1 and k != leaf and _STUB_HEADER.match(cells[0]):
+        return list(enumerate(cells[1:]))  # "Method | Size": the stub columns' names
+    first, span = (stub, leaf) if stub else (0, n_values)
+    out = []
+    for j, cell in enumerate(cells):
+        lo, hi = j * span // k, max((j + 1) * span // k, j * span // k + 1)
+        out += [(col, cell) for col in range(first + lo, first + min(hi, span))]
+    return out
 
 
 def _nearest(labelled: list[int], i: int) -> int:

@@ -6,8 +6,8 @@ import pytest
 from pydantic import ValidationError
 
 from graph.records import Chunk
-from lit3r.read.extractive import extractive_rows
 from lit3r.read.llm import synthesis_model, user_message
+from lit3r.read.rows import extractive_rows
 from lit3r.read.scoring import question_entities
 
 
@@ -127,7 +127,7 @@ def test_own_names_of_a_paper():
 
 def test_numbers_in_a_sentence_pair_with_the_columns_in_order():
     """Two papers state the same dataset's split differently (DTC-WSI and FOCUS wording)."""
-    from lit3r.read.extractive import _cell_near
+    from lit3r.read.rows import _cell_near
 
     cols = [{"name": "Paper", "type": "string", "is_row_key": True},
             {"name": "LUAD slides", "type": "number"}, {"name": "LUSC slides", "type": "number"}]
@@ -174,7 +174,7 @@ def _row_cells(text: str, paper: str = "p") -> list:
 
 
 def test_a_best_result_is_the_best_own_row_the_question_allows():
-    from lit3r.read.extractive import _best_result
+    from lit3r.read.rows import _best_result
 
     cells = _row_cells("Table 2: Results of 7B models with greedy decoding.\nModel | GSM8K | MATH\n"
                        "Base-7B: SFT | 77.9 | 28.6\n+ PPO | 81.8 | 31.3\n+ Shepherd-PPO (Ours) | 84.1 | 33.0\n"
@@ -187,7 +187,7 @@ def test_a_best_result_is_the_best_own_row_the_question_allows():
 
 
 def test_a_name_stated_as_the_column():
-    from lit3r.read.extractive import _named_as
+    from lit3r.read.rows import _named_as
 
     lines = ["Notably, using Qwen-2.5-Math-7B as the base model, our model outperforms the instruct model.",
              "The main comparison is with a model built on the same base model (Qwen-2.5-Math-7B).",
@@ -227,7 +227,7 @@ def test_a_figure_repeated_in_a_later_table_is_cited_from_the_first():
 
 
 def test_own_rows_of_a_paper():
-    from lit3r.read.extractive import _own_row
+    from lit3r.read.rows import _own_row
 
     assert _own_row("Satori-Qwen-7B (Round 2)", ["Satori"]) and _own_row("CodeLLAMA + ReFT", ["ReFT"])
     assert not _own_row("PreFT baseline", ["ReFT"]) and not _own_row("ReFTs", ["ReFT"])
