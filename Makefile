@@ -8,14 +8,18 @@ Q     ?= Which method reduces the complexity of self-attention to linear time, a
 
 # the demo needs Lit3R alone; the tests also need the dev extra (it builds llama-cpp-python)
 $(VENV)/.installed: pyproject.toml
-	$(PY) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install -q --upgrade pip
-	$(VENV)/bin/python -m pip install -q -e .
-	touch $@
+	@echo "install 1/3: a virtual environment in $(VENV)"
+	@$(PY) -m venv $(VENV)
+	@echo "install 2/3: upgrading pip"
+	@$(VENV)/bin/python -m pip install -q --upgrade pip
+	@echo "install 3/3: Lit3R and its dependencies (PyTorch, sentence-transformers, PyMuPDF, ...: several minutes the first time)"
+	@$(VENV)/bin/python -m pip install -q -e .
+	@touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(VENV)/bin/python -m pip install -q -e '.[dev]'
-	touch $@
+	@echo "install: the dev extra (pytest, ruff, mypy, selenium; builds llama-cpp-python: several minutes)"
+	@$(VENV)/bin/python -m pip install -q -e '.[dev]'
+	@touch $@
 
 .PHONY: install install-dev demo test test-fast lint bench
 install: $(VENV)/.installed
@@ -33,8 +37,10 @@ demo: $(VENV)/.installed
 	@echo "   $(abspath $(VENV))/bin/pip install -e '$(CURDIR)[local-llm]', which builds llama-cpp-python)"
 
 # every test: the fast tier first, then the tests that need the shared data, models, the test
-# servers or an LLM server (markers set by tests/conftest.py from what each test uses)
+# servers or an LLM server (markers set by tests/conftest.py from what each test uses); the Neo4j
+# Browser tests need Debian's chromium and chromium-driver: .ci/chromium installs them when missing
 test: lint test-fast
+	./.ci/chromium
 	$(VENV)/bin/python -m pytest -m "not fast"
 
 # the tests that need none of those, as on a machine without torch, network or ../shared/data

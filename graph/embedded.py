@@ -297,6 +297,16 @@ class EmbeddedGraphStore:
                     break
         return out
 
+    def work_titles(self, work_ids: Sequence[str]) -> dict[str, str]:
+        """``{work_id: title}`` from the first reference (by citing paper, number) with a title."""
+        out: dict[str, str] = {}
+        rows = batched_in(self.db, "SELECT work_id, record FROM refs WHERE work_id IN ({in_}) "
+                          "ORDER BY paper_id, number", list(dict.fromkeys(work_ids)))
+        for work_id, record in rows:
+            if work_id not in out and (title := json.loads(record).get("title")):
+                out[work_id] = title
+        return out
+
     def citation_links(self, work_ids: Sequence[str]) -> set[tuple[str, str]]:
         """``(citing work id, cited work id)`` of the CITES pairs touching ``work_ids`` (a corpus
         paper is the work ``"paper:<id>"``; batched reads of the ``cites`` table)."""

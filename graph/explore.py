@@ -10,7 +10,7 @@ Shapes (``head`` is ``{paper_id, title, year, venue, authors}``):
 
 - :func:`papers`: ``[head]`` by paper id.
 - :func:`similar`: ``{paper: head, similar: [{rank, paper_id, score, title}]}`` (SIMILAR_TO, best first).
-- :func:`coupling`: ``{paper: head, coupled: [{paper_id, jaccard, shared, title, works}]}``:
+- :func:`coupling`: ``{paper: head, coupled: [{paper_id, jaccard, shared, title, works, work_titles}]}``:
   bibliographic coupling (seed paper section 2.2) with the shared cited work ids.
 - :func:`neighbourhood`: ``{paper: head, references, cites, cited_by, coupled, similar}``:
   ``cites`` are the corpus papers in its reference list (``{number, paper_id, title}``, by the
@@ -67,9 +67,12 @@ def coupling(store: GraphStore, paper_id: str, min_shared: int = 2, limit: int =
     with store.snapshot():
         seed = head(store.paper(paper_id))
         mine = _works(store, paper_id)
-        rows = [{"paper_id": p, "jaccard": round(j, DIGITS), "shared": n, "title": _title(store, p),
-                 "works": sorted(mine & _works(store, p))}
-                for p, j, n in store.coupled_papers(paper_id, min_shared, limit)]
+        coupled = [(p, j, n, sorted(mine & _works(store, p)))
+                   for p, j, n in store.coupled_papers(paper_id, min_shared, limit)]
+        titles = store.work_titles([w for *_, works in coupled for w in works])
+        # what the works are called, in the order of "works" (the key where no title is known)
+        rows = [{"paper_id": p, "jaccard": round(j, DIGITS), "shared": n, "title": _title(store, p), "works": works,
+                 "work_titles": [titles.get(w, w) for w in works]} for p, j, n, works in coupled]
     return {"paper": seed, "coupled": rows}
 
 
@@ -133,6 +136,10 @@ def citation_path(store: GraphStore, from_id: str, to_id: str, max_hops: int = 8
             path.append(min(adj[path[-1]] & on[i]))
         out["hops"] = hops
         out["nodes"] = [_node(store, w) for w in path]
+        titles = store.work_titles([n["id"] for n in out["nodes"] if n["kind"] == "work"])
+        for n in out["nodes"]:
+            if n["kind"] == "work":
+                n["title"] = titles.get(n["id"])
         ids = [n["id"] for n in out["nodes"]]
         out["edges"] = [{"citing": u, "cited": v} if (path[i], path[i + 1]) in links else {"citing": v, "cited": u}
                         for i, (u, v) in enumerate(zip(ids, ids[1:]))]

@@ -415,6 +415,13 @@ class Neo4jGraphStore:
         rows = self._read("find_papers", text=text, limit=limit if limit is not None else 2**62)
         return [self._paper_from(r) for r in rows]
 
+    def work_titles(self, work_ids: Sequence[str]) -> dict[str, str]:
+        """``{work_id: title}`` of the Work nodes (``work_titles.cypher``, batched)."""
+        ids, out = list(dict.fromkeys(work_ids)), {}
+        for i in range(0, len(ids), self.batch_size):
+            out.update({r["work_id"]: r["title"] for r in self._read("work_titles", ids=ids[i:i + self.batch_size])})
+        return out
+
     def citation_links(self, work_ids: Sequence[str]) -> set[tuple[str, str]]:
         """``(citing work id, cited work id)`` of the CITES edges touching ``work_ids``
         (``citation_links.cypher``, batched)."""

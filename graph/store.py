@@ -64,6 +64,10 @@ class GraphStore(Protocol):
         Python's ``str.lower`` = Cypher's ``toLower`` on these texts); every paper for None; at
         most ``limit``."""
 
+    def work_titles(self, work_ids: Sequence[str]) -> dict[str, str]:
+        """``{work_id: title}`` of cited works, the title a citing reference gives (works with
+        none are left out)."""
+
     def citation_links(self, work_ids: Sequence[str]) -> set[tuple[str, str]]:
         """The CITES edges touching these works, as ``(citing work id, cited work id)``; a corpus
         paper is the work ``"paper:<paper_id>"`` (:mod:`graph.explore` walks them)."""

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lit3r.errors import CypherFailed, clean_line
-from lit3r.server_errors import server_errors, server_message
+from lit3r.server_errors import NO_DOCKER, server_errors, server_message, start_hint
 
 if TYPE_CHECKING:
     from graph.neo4j_store import Neo4jGraphStore
@@ -36,7 +36,8 @@ CONNECT_TIMEOUT = 4.0
 #: What ``lit3r cypher`` (and the MCP ``cypher`` tool) says on the embedded backend.
 NEEDS_NEO4J = ("Cypher needs the Neo4j backend, and this configuration uses the embedded one (use `lit3r graph` "
                "to explore it): start Neo4j and OpenSearch with `NEO4J_PASSWORD=... docker compose up -d` in the "
-               "Lit3R repo (docker-compose.yml), set backend = \"neo4j+opensearch\" and neo4j.uri / user / password "
+               "Lit3R repo (docker-compose.yml) or " + NO_DOCKER + ", set backend = \"neo4j+opensearch\" and "
+               "neo4j.uri / user / password "
                "(or LIT3R_BACKEND=neo4j+opensearch LIT3R_NEO4J__URI=bolt://localhost:7687 LIT3R_NEO4J__USER=neo4j "
                "LIT3R_NEO4J__PASSWORD=...), then load it with `lit3r ingest PDF_DIR`")
 
@@ -54,7 +55,7 @@ def unreachable(uri: str, exc: BaseException) -> str:
     last = " ".join((str(exc).strip().splitlines() or [""])[-1].split())  # the driver's last attempt
     m = re.search(r"reason (\[Errno -?\d+\] [^)]*)", text)
     why = m.group(1) if m else (last[:200] or type(exc).__name__)
-    return (f"Neo4j at {uri} cannot be reached ({why}): start it (`docker compose up -d neo4j` in the Lit3R repo) "
+    return (f"Neo4j at {uri} cannot be reached ({why}): {start_hint('neo4j')} "
             f"or set neo4j.uri / LIT3R_NEO4J__URI to a running server")
 
 

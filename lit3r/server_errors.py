@@ -49,6 +49,15 @@ def _errno(text: str) -> Optional[str]:
     return m.group(0).strip() if m else None
 
 
+#: How to start a server, both ways: docker compose, or the no-Docker test servers (Java 17+, Maven).
+NO_DOCKER = "without Docker `python -m tests.servers` in the Lit3R repo (Java 17+ and Maven; prints the settings)"
+
+
+def start_hint(service: str) -> str:
+    """``start it (...)``: both ways to start ``service`` ("neo4j" or "opensearch")."""
+    return f"start it (`docker compose up -d {service}` in the Lit3R repo, or {NO_DOCKER})"
+
+
 def _neo4j(settings: Optional["Settings"], exc: BaseException) -> str:
     from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable, SessionExpired
 
@@ -61,7 +70,7 @@ def _neo4j(settings: Optional["Settings"], exc: BaseException) -> str:
     if isinstance(exc, (ServiceUnavailable, SessionExpired)):
         last = (str(exc).strip().splitlines() or [""])[-1]
         why = _errno(text) or _one_line(last) or type(exc).__name__
-        return (f"{where} cannot be reached ({why}): start it (`docker compose up -d neo4j` in the Lit3R repo) "
+        return (f"{where} cannot be reached ({why}): {start_hint('neo4j')} "
                 f"or set neo4j.uri / LIT3R_NEO4J__URI to a running server")
     if isinstance(exc, Neo4jError):
         code = getattr(exc, "code", None) or type(exc).__name__
@@ -91,7 +100,7 @@ def _opensearch(settings: Optional["Settings"], exc: BaseException) -> str:
     if isinstance(exc, ConnectionError):
         why = _errno(text) or ("TLS: " + _one_line(text, 120) if "SSL" in type(exc).__name__ else None) or \
             _one_line(text, 120)
-        return (f"{where} cannot be reached ({why}): start it (`docker compose up -d opensearch` in the Lit3R repo) "
+        return (f"{where} cannot be reached ({why}): {start_hint('opensearch')} "
                 f"or set opensearch.url / LIT3R_OPENSEARCH__URL to a running server")
     if isinstance(exc, AuthenticationException):
         return (f"{where} refused the credentials (HTTP 401): set opensearch.user and opensearch.password "

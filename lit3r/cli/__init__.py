@@ -17,7 +17,7 @@ import click
 
 from graph.errors import escaped, first_unreadable, one_line_message, shown_text
 from graph.progress import Reporter
-from ingest.corpus import PARSERS, ingest_corpus, ingest_metadata_only
+from ingest.corpus import PARSERS, ingest_metadata_only
 from lit3r.cli.browser import browser
 from lit3r.cli.cypher import cypher
 from lit3r.cli.graph import graph
@@ -146,11 +146,12 @@ def _secrets(ctx: click.Context) -> list[str]:
               help="Corpus folder to write (default: the data folder, --home).")
 @click.option("--metadata", "metadata_file", type=click.Path(path_type=Path), default=None,
               help="JSONL with paper_id, title, authors, venue, year, abstract, pdf (overrides page 1).")
-@click.option("--parser", type=click.Choice(PARSERS), default="pymupdf", show_default=True,
+@click.option("--parser", type=click.Choice(PARSERS), default=None,
               help="pymupdf (offline default) or mineru (reads MinerU content_list.json beside each PDF).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Parser processes (default: CPU count).")
-@click.option("--images/--no-images", default=True, show_default=True,
-              help="Save PNG crops of table and figure regions.")
+@click.option("--images/--no-images", default=None, help="Save PNG crops of table and figure regions (default: yes).")
+@click.option("--reuse/--no-reuse", default=True, show_default=True,
+              help="Take the metadata, parser and images settings this folder was built with when not given.")
 @click.option("--prune", is_flag=True, help="Drop papers of earlier runs whose PDF is no longer under PDF_DIR.")
 @click.option("--replace", is_flag=True,
               help="A file whose paper id another stored paper (other bytes) holds replaces it (default: refused).")
@@ -162,8 +163,8 @@ def _secrets(ctx: click.Context) -> list[str]:
               help="Rebuild the index from scratch (re-embeds every paper; for a damaged index).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run report as JSON.")
 @click.pass_context
-def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path], metadata_file, parser: str, workers,
-           images: bool, prune: bool, replace: bool, metadata_only: bool, build: bool, rebuild: bool,
+def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path], metadata_file, parser, workers,
+           images, reuse: bool, prune: bool, replace: bool, metadata_only: bool, build: bool, rebuild: bool,
            as_json: bool) -> None:
     """Parse the PDFs under PDF_DIR (a folder, or one PDF) into papers, chunks and references.
 
@@ -171,6 +172,7 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
     new PDFs are added to the corpus folder (use --prune to drop papers whose PDF is gone).
     Then (unless --no-build) embeds the chunks and builds the graph store and search index of
     the corpus folder, so that `lit3r ask` can answer. Exits 1 when no file could be ingested.
+    The folder keeps the metadata file and parser settings it was built with (lit3r/recipe.py).
 
     With --metadata-only (no PDF_DIR), the papers of the --metadata file are added by title,
     venue, year and abstract alone: only the title-based search lanes can find them.
@@ -181,14 +183,15 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
         raise OneLineUsageError("--metadata-only takes no PDF_DIR and needs --metadata POOL.jsonl")
     if pdf_dir is None and not metadata_only:
         raise OneLineUsageError("missing PDF_DIR: pass a folder of PDFs (or --metadata-only --metadata POOL.jsonl)")
+    from lit3r.recipe import ingest_kept
+
     with _ingest_lock(out_dir):  # one ingest per data folder (lit3r/ingest_lock.py; the servers: a lease)
         try:
             if metadata_only or pdf_dir is None:
                 report = ingest_metadata_only(metadata_file, out_dir)
             else:
-                report = ingest_corpus(pdf_dir, out_dir, metadata_file=metadata_file, parser=parser,
-                                       workers=workers, images=images, progress=not as_json, prune=prune,
-                                       replace=replace)
+                report = ingest_kept(pdf_dir, out_dir, (metadata_file, parser, images, reuse), workers,
+                                     not as_json, prune, lambda line: click.echo(line, err=True), replace=replace)
         except OSError as exc:  # a full disk, an unwritable or vanished output folder
             full = _full_disk(exc, out_dir, "parsed papers are kept")
             raise click.ClickException(full or f"{exc.filename or out_dir}: {exc.strerror or exc}: the corpus folder "

@@ -1,4 +1,12 @@
-"""``lit3r browser``: serve Lit3R's Neo4j Browser guide and graph style on 127.0.0.1.
+"""``lit3r browser``: serve Neo4j Browser with Lit3R's guide and graph style on 127.0.0.1.
+
+The Browser application (Maven Central's ``org.neo4j.client:neo4j-browser``, :mod:`lit3r.browser_app`)
+is served at ``/browser/`` and connects over Bolt to the configured Neo4j (``neo4j.uri``); ``/``
+answers Neo4j's discovery document (``bolt_direct``) so the Browser finds that server. The command
+prints one URL that opens the Browser, connects and plays the guide (``?connectURL=...&cmd=play``).
+With ``--no-app`` (or when the jar cannot be had) only the guide and style are served, for the
+Browser of ``docker compose`` at :7474. The served base is ``http://localhost:PORT``: Neo4j's
+default ``browser.remote_content_hostname_allowlist`` holds ``localhost``.
 
 The guide (``cypher/browser/guide.html``, Neo4j Browser's HTML guide format) is a template
 whose ``{{NAME}}`` marks (lower case) are replaced by the named statements ``cypher/<name>.cypher``
@@ -12,12 +20,17 @@ whose ``{{NAME}}`` marks (lower case) are replaced by the named statements ``cyp
 from __future__ import annotations
 
 import html
+import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
+from typing import Optional
+from urllib.parse import quote
 
 import click
+
+from lit3r.browser_app import BrowserApp
 
 #: Default port (docker-compose.yml's post-connect commands use it).
 PORT = 7480
@@ -47,22 +60,47 @@ def guide_queries(page: str) -> list[str]:
     return [html.unescape(m) for m in re.findall(r'<pre class="[^"]*\brunnable\b[^"]*">(.*?)</pre>', page, re.S)]
 
 
-def make_server(host: str = "127.0.0.1", port: int = PORT) -> ThreadingHTTPServer:
-    """An HTTP server (not yet serving) for ``/guide.html`` and ``/lit3r.grass``; ``port`` 0
-    picks a free one (``server.server_address``). Raises OSError when the port is taken."""
+def discovery(bolt: str) -> bytes:
+    """Neo4j's discovery document (what a Neo4j server answers at ``/`` for JSON), naming ``bolt``."""
+    return json.dumps({"bolt_direct": bolt, "bolt_routing": re.sub(r"^bolt", "neo4j", bolt),
+                       "neo4j_version": "5", "neo4j_edition": "community"}).encode()
+
+
+def _find(files: dict[str, tuple[str, bytes]], app: Optional[BrowserApp], bolt: Optional[str], path: str,
+          accept: str) -> Optional[tuple[str, bytes]]:
+    """What a GET of ``path`` (no query, no leading slash) answers, or None (404)."""
+    if app is not None and (path == "browser" or path.startswith("browser/")):
+        return app.get(path[len("browser"):])
+    if path == "" and app is not None and bolt and "json" in accept:
+        return "application/json", discovery(bolt)
+    return files.get(path or GUIDE)
+
+
+def make_server(host: str = "127.0.0.1", port: int = PORT, app: Optional[BrowserApp] = None,
+                bolt: Optional[str] = None) -> ThreadingHTTPServer:
+    """An HTTP server (not yet serving) for ``/guide.html`` and ``/lit3r.grass`` and, given ``app``,
+    the Browser at ``/browser/`` with ``/`` answering the discovery document for ``bolt``; ``port`` 0
+    picks a free one (``server.server_address``); ``server.base_url`` is ``http://localhost:PORT``.
+    Raises OSError when the port is taken."""
     files: dict[str, tuple[str, bytes]] = {}
 
     class Handler(BaseHTTPRequestHandler):
         def _send(self, body: bool) -> None:
-            path = self.path.split("?", 1)[0].lstrip("/") or GUIDE
-            if path not in files:
+            path = self.path.split("?", 1)[0].lstrip("/")
+            if path == "" and app is not None and "json" not in self.headers.get("Accept", ""):
+                self.send_response(302)
+                self.send_header("Location", "/browser/")
+                self.end_headers()
+                return
+            found = _find(files, app, bolt, path, self.headers.get("Accept", ""))
+            if found is None:
                 self.send_response(404)
                 self.send_header("Access-Control-Allow-Origin", "*")
                 self.end_headers()
                 if body:
                     self.wfile.write(f"not found: /{path} (this server has /{GUIDE} and /{STYLE})\n".encode())
                 return
-            ctype, data = files[path]
+            ctype, data = found
             self.send_response(200)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(data)))
@@ -89,7 +127,7 @@ def make_server(host: str = "127.0.0.1", port: int = PORT) -> ThreadingHTTPServe
             return
 
     server = ThreadingHTTPServer((host, port), Handler)
-    base = f"http://{host}:{server.server_address[1]}"
+    base = f"http://localhost:{server.server_address[1]}"
     files[GUIDE] = ("text/html; charset=utf-8", render_guide(f"{base}/{STYLE}").encode())
     files[STYLE] = ("text/plain; charset=utf-8", asset(STYLE).encode())
     server.base_url = base  # type: ignore[attr-defined]
@@ -101,23 +139,62 @@ def commands(base: str) -> list[str]:
     return [f":style {base}/{STYLE}", f":play {base}/{GUIDE}"]
 
 
+def open_url(base: str, bolt: str) -> str:
+    """The one address to open: the Browser at ``base``, connecting to ``bolt`` and playing the guide."""
+    return f"{base}/browser/?connectURL={quote(bolt, safe='')}&cmd=play&arg={quote(f'{base}/{GUIDE}', safe='')}"
+
+
+def _app(enabled: bool) -> tuple[Optional[BrowserApp], str]:
+    """The Browser app (fetched when missing) and, when it cannot be had, the reason (one line)."""
+    from lit3r.browser_app import BrowserAppMissing, fetch_jar
+
+    if not enabled:
+        return None, ""
+    try:
+        return BrowserApp(fetch_jar(say=lambda line: click.echo(line, err=True))), ""
+    except BrowserAppMissing as exc:
+        return None, str(exc)
+
+
+def _announce(base: str, bolt: str, app: Optional[BrowserApp], why: str) -> None:
+    style, play = commands(base)
+    if app is not None:
+        from lit3r.browser_app import VERSION
+
+        click.echo(f"Open Neo4j Browser {VERSION}, connected to {bolt}, with Lit3R's guide:\n  {open_url(base, bolt)}\n"
+                   f"(served with the guide and the style on {base}; Ctrl-C stops. The guide's first slide loads the "
+                   f"style: {style}; a server with auth asks for its user and password.)")
+        return
+    click.echo(f"Serving the Lit3R guide and style on {base} (Ctrl-C stops).\n"
+               f"In Neo4j Browser (http://localhost:7474) run:\n  {style}\n  {play}\n"
+               f"The Neo4j server must allow this host: browser.remote_content_hostname_allowlist=localhost "
+               f"(docker-compose.yml sets it, and runs both commands on connect when the port is {PORT}).")
+    if why:
+        click.echo(f"Neo4j Browser itself is not served: {why}", err=True)
+
+
 @click.command()
 @click.option("--port", type=click.IntRange(0, 65535), default=PORT, show_default=True,
               help="Port on 127.0.0.1 (0: a free one).")
-def browser(port: int) -> None:
-    """Serve Lit3R's Neo4j Browser guide and graph style on 127.0.0.1 until Ctrl-C, and print the
-    :style and :play commands to run in Neo4j Browser."""
+@click.option("--app/--no-app", default=True, show_default=True,
+              help="Serve Neo4j Browser itself (Maven Central's neo4j-browser jar, fetched with mvn once); "
+                   "--no-app: only the guide and style, for the Browser of docker compose at :7474.")
+@click.option("--bolt", default=None, metavar="URI",
+              help="The Neo4j the Browser connects to (default: neo4j.uri of the settings).")
+@click.pass_context
+def browser(ctx: click.Context, port: int, app: bool, bolt: Optional[str]) -> None:
+    """Serve Neo4j Browser with Lit3R's guide and graph style on 127.0.0.1 until Ctrl-C, and print the
+    one URL to open (it connects to Neo4j and plays the guide)."""
+    from lit3r.cli import _settings
+
+    bolt = bolt or _settings(ctx).neo4j.uri
+    served, why = _app(app)
     try:
-        server = make_server("127.0.0.1", port)
+        server = make_server("127.0.0.1", port, app=served, bolt=bolt)
     except OSError as exc:
         raise click.ClickException(f"port {port} on 127.0.0.1 cannot be used ({exc.strerror or exc}): pass --port N "
                                    f"(and use that port in the :style / :play commands)") from None
-    base = server.base_url  # type: ignore[attr-defined]
-    style, play = commands(base)
-    click.echo(f"Serving the Lit3R guide and style on {base} (Ctrl-C stops).\n"
-               f"In Neo4j Browser (http://localhost:7474) run:\n  {style}\n  {play}\n"
-               f"The Neo4j server must allow this host: browser.remote_content_hostname_allowlist=127.0.0.1 "
-               f"(docker-compose.yml sets it, and runs both commands on connect when the port is {PORT}).")
+    _announce(server.base_url, bolt, served, why)  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -127,3 +204,5 @@ def browser(port: int) -> None:
     finally:
         server.shutdown()
         server.server_close()
+        if served is not None:
+            served.close()

@@ -174,7 +174,8 @@ def coupling_cmd(ctx: click.Context, paper: str, limit: int, min_shared: int, as
 
     def show() -> None:
         click.echo(_head_line(r["paper"]))
-        echo_table([{**c, "works": "\n".join(c["works"])} for c in r["coupled"]])
+        echo_table([{k: v for k, v in c.items() if k != "work_titles"} | {"works": "\n".join(c["work_titles"])}
+                    for c in r["coupled"]])
 
     emit(r, as_json, show, lambda: neighbourhood_graph(r), png, html, f"Bibliographic coupling of {paper}", tables)
 
@@ -221,7 +222,8 @@ def path_cmd(ctx: click.Context, from_paper: str, to_paper: str, max_hops: int, 
     for i, n in enumerate(r["nodes"]):
         e = r["edges"][i] if i < len(r["edges"]) else None
         link = "" if e is None else ("cites the next" if e["citing"] == n["id"] else "is cited by the next")
-        steps.append({"step": i, "id": n["id"], "kind": n["kind"], "title": n["title"], "link": link})
+        shown = n["id"] if n["kind"] == "paper" else "-"  # a work by its title; its key is in --json
+        steps.append({"step": i, "id": shown, "kind": n["kind"], "title": n["title"] or n["id"], "link": link})
 
     def show() -> None:
         if r["hops"] is None:

@@ -111,9 +111,17 @@ def test_neighbourhood_png_and_html_are_drawn(runners, tmp_path):
 def test_tables_print_full_values(runners):
     emb, _ = runners
     out = emb("coupling", "2007.14062").stdout
-    works = json.loads(emb("coupling", "2007.14062", "--json").stdout)["coupled"][0]["works"]
+    row = json.loads(emb("coupling", "2007.14062", "--json").stdout)["coupled"][0]
     flat = "".join(out.split())  # long values fold onto more lines; none is cut
-    assert all(w in flat for w in works) and "2007.14062" in out
+    assert all("".join(t.split()) in flat for t in row["work_titles"]) and "2007.14062" in out
+    # works are shown by title; their keys only in --json
+    assert len(row["work_titles"]) == len(row["works"]) and any(t != w for t, w in zip(row["work_titles"], row["works"]))
+    assert not any(w in flat for w, t in zip(row["works"], row["work_titles"]) if t != w), out
+    path = emb("path", "2007.14062", "2006.04768").stdout
+    steps = json.loads(emb("path", "2007.14062", "2006.04768", "--json").stdout)["nodes"]
+    for node in steps:
+        if node["kind"] == "work":
+            assert node["title"] and node["id"] not in path and node["title"][:20] in path, (node, path)
 
 
 def test_bad_input_is_one_line(runners, tmp_path):

@@ -186,14 +186,14 @@ def test_browser_guide_loads_and_its_queries_run(homes, tmp_path):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     assert chromium, "no chromium: `apt-get install chromium` (Debian) for the headless browser check"
     _cli(env, srv, "ask", QUESTION)  # one stored trace for the trace queries
-    proc = subprocess.Popen([sys.executable, "-m", "lit3r.cli", "browser", "--port", "0"], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-m", "lit3r.cli", "browser", "--port", "0", "--no-app"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         head = [proc.stdout.readline() for _ in range(4)]
         style = next(ln.strip() for ln in head if ln.strip().startswith(":style "))
         play = next(ln.strip() for ln in head if ln.strip().startswith(":play "))
         url = play.split(" ", 1)[1]
-        assert url.startswith("http://127.0.0.1:") and url.endswith("/guide.html")
+        assert url.startswith("http://localhost:") and url.endswith("/guide.html")
         with urllib.request.urlopen(url, timeout=10) as r:  # Neo4j Browser fetches it cross-origin
             assert r.status == 200 and r.headers["Access-Control-Allow-Origin"] == "*"
             page = r.read().decode()

@@ -153,6 +153,7 @@ class OpenSearchServer:
                 proc.wait()
         elif proc.stdin and not proc.stdin.closed:
             proc.stdin.close()
+        shutil.rmtree(self.workdir / "opensearch-data", ignore_errors=True)  # the data goes with the server
         atexit.unregister(self.stop)
 
     def __enter__(self) -> "OpenSearchServer":

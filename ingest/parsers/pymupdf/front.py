@@ -46,6 +46,10 @@ _FOOTNOTE = re.compile(r"^[*\u2217\u2020\u2021\d]\s*\S")
 _AUTHOR_STOP = re.compile(r"^\s*(abstract|\d\s+introduction)", re.I)
 _AUTHOR_SPLIT = re.compile(r",|\band\b|\u00b7|;|[\d*\u2020\u2021\u00a7\u00b6\u2217#\u2022]+|\s{2,}")
 _NAME = re.compile(r"[A-Z][\w'\-.]+(?:\s+[A-Z][\w'\-.]*){1,3}")
+#: An affiliation or footnote mark glued to the end of a name's word: Greek letters, symbols or
+#: superscript digits ("Kyle Loα", "Jane Doe♠"), or one capital after a lower-case letter ("Yossi AdiH").
+_NAME_MARK = re.compile(r"(?<=[a-z\u00df-\u024f])(?:[A-Z]|[\u0370-\u03ff\u00b2\u00b3\u00b9\u2070-\u209f"
+                        r"\u2020-\u2022\u2217\u22c6\u2605\u2606\u2660-\u2667\u00a7\u00b6*]+)$")
 _NOT_A_NAME = re.compile(r"universit|institut|research|lab|school|college|department|google|microsoft|"
                          r"inc\b|ai\b|language|model|learning|network", re.I)
 
@@ -151,11 +155,25 @@ def authors_after_title(first: PageLines, title: str) -> list[str]:
     return names[:_MAX_AUTHORS]
 
 
+def _unmarked(part: str) -> list[str]:
+    """``part`` without the marks glued to its words, split after each marked word (a mark ends a
+    name: "Lauren Yuβ Nathan Dahlbergγ" -> ["Lauren Yu", "Nathan Dahlberg"])."""
+    names: list[str] = []
+    words: list[str] = []
+    for word in part.split():
+        bare = _NAME_MARK.sub("", word)
+        words.append(bare)
+        if bare != word:
+            names.append(" ".join(words))
+            words = []
+    return names + ([" ".join(words)] if words else [])
+
+
 def _names_in(ln: Line) -> list[str]:
-    """The parts of one line under the title that read as person names."""
+    """The parts of one line under the title that read as person names, without the affiliation
+    marks glued to their words (:data:`_NAME_MARK`)."""
     names = []
-    for part in _AUTHOR_SPLIT.split(ln.text):
-        part = part.strip()
+    for part in (name for raw in _AUTHOR_SPLIT.split(ln.text) for name in _unmarked(raw)):
         if _NAME.fullmatch(part) and "@" not in part and not _NOT_A_NAME.search(part):
             names.append(part)
     return names
