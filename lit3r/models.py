@@ -322,11 +322,17 @@ class HashingEncoder:
 
 @functools.lru_cache(maxsize=None)
 def load_encoder(spec: str, device: str = "auto", batch_size: int = 64, query_prompt: Optional[str] = None,
-                 adapter: Optional[str] = None, dtype: str = "auto") -> Encoder:
-    """The :class:`SentenceEncoder` for these arguments, loaded once per process (loading takes ~1 s
-    after the first torch import; an 8B model far longer) and shared afterwards. Failed loads
-    are not cached. ``hashing:<dim>`` gives the model-free :class:`HashingEncoder`. Raises
-    :class:`ModelError` as :class:`SentenceEncoder` does."""
+                 adapter: Optional[str] = None, dtype: str = "auto", backend: str = "torch") -> Encoder:
+    """The encoder for these arguments, loaded once per process and shared afterwards; failed
+    loads are not cached. ``backend``: ``"torch"`` gives the :class:`SentenceEncoder` (~1 s after
+    the first torch import; an 8B model far longer), ``"onnx"`` the
+    :class:`lit3r.onnx_encoder.OnnxEncoder` (no torch; a SPECTER2 ``adapter`` always runs on
+    torch). ``hashing:<dim>`` gives the model-free :class:`HashingEncoder`. Raises
+    :class:`ModelError` as the encoder classes do."""
+    if backend == "onnx" and not adapter and not spec.startswith("hashing:"):
+        from lit3r.onnx_encoder import OnnxEncoder
+
+        return OnnxEncoder(spec, batch_size=batch_size, query_prompt=query_prompt)
     if spec.startswith("hashing:"):
         try:
             return HashingEncoder(int(spec.split(":", 1)[1]))
