@@ -229,6 +229,9 @@ class OnnxEncoder:
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3
+        # threads sleep between runs instead of spinning: 15 vs 12.7 chunks per CPU second on 2 shared cores
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        opts.add_session_config_entry("session.inter_op.allow_spinning", "0")
         try:
             return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         except Exception as exc:  # a damaged cache file: the fix is to delete it
