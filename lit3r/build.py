@@ -152,11 +152,18 @@ def update_neighbours(old: dict[str, list[tuple[str, float]]], paper_ids: Sequen
     return affected, out
 
 
+#: Model settings that change no vector (how to reach a server), left out of the index format.
+_NOT_FORMAT = {"server_concurrency", "server_timeout_s", "server_budget_s"}
+#: Settings added with the encoder backends, left out of the format at these values.
+_BEFORE_BACKENDS = {"encoder_backend": "torch", "server_url": None, "reranker_url": None}
+
+
 def _format(settings: Settings) -> dict:
     """What an index must share with the settings to be updated in place."""
-    models = settings.models.model_dump(mode="json")
-    if models.get("encoder_backend") == "torch":  # as indexes built before backends existed record it
-        models.pop("encoder_backend")
+    models = settings.models.model_dump(mode="json", exclude=_NOT_FORMAT)
+    for key, unset in _BEFORE_BACKENDS.items():  # as indexes built before backends existed record them
+        if models.get(key) == unset:
+            models.pop(key)
     return {"build_version": BUILD_VERSION, "models": models}
 
 
@@ -183,7 +190,8 @@ class _Encoders:
         if self._chunk is None:
             m = self.m
             self._chunk = self.loader(m.chunk_encoder, device=m.device, batch_size=m.batch_size,
-                                      query_prompt=m.query_prompt, dtype=m.dtype, backend=m.encoder_backend)
+                                      query_prompt=m.query_prompt, dtype=m.dtype, backend=m.encoder_backend,
+                                      endpoint=m.endpoint(m.server_url))
         return self._chunk
 
     @property
@@ -192,7 +200,7 @@ class _Encoders:
             m = self.m
             self._paper = self.chunk if (m.paper_encoder, m.paper_adapter) == (m.chunk_encoder, None) else self.loader(
                 m.paper_encoder, device=m.device, batch_size=m.batch_size, adapter=m.paper_adapter, dtype=m.dtype,
-                backend=m.encoder_backend)
+                backend=m.encoder_backend, endpoint=m.endpoint(m.server_url))
         return self._paper
 
 

@@ -151,7 +151,7 @@ def chunk_encoder(settings: Settings) -> Encoder:
 
     m = settings.models
     return load_encoder(m.chunk_encoder, device=m.device, batch_size=m.batch_size, query_prompt=m.query_prompt,
-                        dtype=m.dtype, backend=m.encoder_backend)
+                        dtype=m.dtype, backend=m.encoder_backend, endpoint=m.endpoint(m.server_url))
 
 
 def reranker(settings: Settings) -> Optional[Reranker]:
