@@ -149,8 +149,10 @@ def recall(args, home: Path) -> None:
     golds = [json.loads(line) for name in ("questions_dev.jsonl", "questions_dev2.jsonl")
              for line in (DEV / name).open(encoding="utf-8")]
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
-        copy = Path(tmp) / "home"
-        shutil.copytree(home, copy, ignore=shutil.ignore_patterns("index", "index.new", "images", "llm-cache"))
+        copy = args.copy or Path(tmp) / "home"
+        if not (copy / "index" / "manifest.json").is_file():
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(home, copy, ignore=shutil.ignore_patterns("index", "index.new", "images", "llm-cache"))
         (copy / "config.toml").write_text('[models]\nencoder_backend = "onnx"\n', encoding="utf-8")
         t = time.perf_counter()
         build_stores(load_settings(home=copy), batch_chunks=args.batch_chunks,
@@ -158,8 +160,10 @@ def recall(args, home: Path) -> None:
         print(f"\nonnx copy of {home} built in {time.perf_counter() - t:.0f} s")
         _every_chunk(home, copy)
         runs = {}
+        built = json.loads((home / "index" / "manifest.json").read_text(encoding="utf-8"))["models"]
         for label, h in (("as built", home), ("onnx", copy)):
-            engine = Engine(load_settings(home=h))
+            backend = built.get("encoder_backend", "torch") if h == home else "onnx"
+            engine = Engine(load_settings(home=h, models={"encoder_backend": backend}))
             runs[label] = [engine.ask(g["question"], query_id=g["query_id"], answer=False).candidates for g in golds]
     print(f"{len(golds)} questions (questions_dev + dev2): candidate recall@5 / @10")
     for label, cands in runs.items():
@@ -196,6 +200,7 @@ def main() -> None:
     ap.add_argument("--recall", action="store_true", help="also compare candidate rankings on questions_dev(+2)")
     ap.add_argument("--batch-chunks", type=int, default=2000)
     ap.add_argument("--tmp", default=None, help="where the onnx copy of the home is built")
+    ap.add_argument("--copy", type=Path, default=None, help="build the onnx copy here and keep it (reused when built)")
     args = ap.parse_args()
     throughput(args, args.home)
     if args.recall:
