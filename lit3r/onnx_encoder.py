@@ -146,7 +146,7 @@ def _read_json(path: Path) -> dict:
 def _pooling_mode(model_dir: Path) -> str:
     """The sentence-transformers pooling of the model (``modules.json`` -> its Pooling config):
     ``mean`` (also the default for a bare transformer), ``cls``, ``max`` or ``lasttoken``."""
-    modules = _read_json(model_dir / "modules.json") or []
+    modules: Any = _read_json(model_dir / "modules.json") or []
     folder = next((m.get("path", "") for m in modules if str(m.get("type", "")).endswith("Pooling")), None)
     cfg = _read_json(model_dir / folder / "config.json") if folder else {}
     if cfg.get("pooling_mode"):

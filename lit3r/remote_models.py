@@ -181,7 +181,7 @@ class RemoteReranker:
         rows = reply.get("results") if isinstance(reply, dict) else reply
         out = np.full(len(texts), np.nan, dtype=np.float32)
         try:
-            for r in rows:
+            for r in rows or []:
                 out[int(r["index"])] = float(r.get("score", r.get("relevance_score")))
         except (KeyError, TypeError, ValueError, IndexError):
             raise ModelError(f"{self._client.what}: the reply is not a rerank reply ([{{index, score}}] or "
