@@ -47,7 +47,7 @@ from graph.search.embedded import DB_NAME, stored_dim, top_k_with_ties
 from graph.search.embedded_writer import IndexWriter
 from ingest.corpus import PaperRecords, corpus_size, iter_corpus
 from ingest.stamp import read_version as read_corpus_version
-from lit3r.config import Settings
+from lit3r.config import Settings, encoder_identity
 from lit3r.errors import BuildLocked, NotBuiltError
 
 BUILD_VERSION = "2"
@@ -152,9 +152,19 @@ def update_neighbours(old: dict[str, list[tuple[str, float]]], paper_ids: Sequen
     return affected, out
 
 
+#: Model settings that change no vector (how to reach a server), left out of the index format.
+_NOT_FORMAT = {"server_concurrency", "server_timeout_s", "server_budget_s"}
+#: Settings added with the encoder backends, left out of the format at these values.
+_BEFORE_BACKENDS = {"encoder_backend": "torch", "server_url": None, "reranker_url": None}
+
+
 def _format(settings: Settings) -> dict:
     """What an index must share with the settings to be updated in place."""
-    return {"build_version": BUILD_VERSION, "models": settings.models.model_dump(mode="json")}
+    models = settings.models.model_dump(mode="json", exclude=_NOT_FORMAT)
+    for key, unset in _BEFORE_BACKENDS.items():  # as indexes built before backends existed record them
+        if models.get(key) == unset:
+            models.pop(key)
+    return {"build_version": BUILD_VERSION, "models": models}
 
 
 def _index_state(folder: Path) -> Optional[dict]:
@@ -180,7 +190,8 @@ class _Encoders:
         if self._chunk is None:
             m = self.m
             self._chunk = self.loader(m.chunk_encoder, device=m.device, batch_size=m.batch_size,
-                                      query_prompt=m.query_prompt, dtype=m.dtype)
+                                      query_prompt=m.query_prompt, dtype=m.dtype, backend=m.encoder_backend,
+                                      endpoint=m.endpoint(m.server_url))
         return self._chunk
 
     @property
@@ -188,7 +199,8 @@ class _Encoders:
         if self._paper is None:
             m = self.m
             self._paper = self.chunk if (m.paper_encoder, m.paper_adapter) == (m.chunk_encoder, None) else self.loader(
-                m.paper_encoder, device=m.device, batch_size=m.batch_size, adapter=m.paper_adapter, dtype=m.dtype)
+                m.paper_encoder, device=m.device, batch_size=m.batch_size, adapter=m.paper_adapter, dtype=m.dtype,
+                backend=m.encoder_backend, endpoint=m.endpoint(m.server_url))
         return self._paper
 
 
@@ -346,8 +358,10 @@ class _Build:
         """The loop of :meth:`_stream`: each paper counted on ``bar`` and added to ``seen``."""
         report = self.report
         ts = time.perf_counter()
-        chunk_name = self.settings.models.chunk_encoder
-        paper_name = f"{self.settings.models.paper_encoder}|{self.settings.models.paper_adapter}"
+        m = self.settings.models
+        chunk_name = m.chunk_identity
+        paper_backend = "torch" if m.paper_adapter else m.encoder_backend
+        paper_name = f"{encoder_identity(m.paper_encoder, paper_backend)}|{m.paper_adapter}"
         for rec in iter_corpus(self.home):
             pid = rec.paper_id
             seen.add(pid)

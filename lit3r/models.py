@@ -322,11 +322,27 @@ class HashingEncoder:
 
 @functools.lru_cache(maxsize=None)
 def load_encoder(spec: str, device: str = "auto", batch_size: int = 64, query_prompt: Optional[str] = None,
-                 adapter: Optional[str] = None, dtype: str = "auto") -> Encoder:
-    """The :class:`SentenceEncoder` for these arguments, loaded once per process (loading takes ~1 s
-    after the first torch import; an 8B model far longer) and shared afterwards. Failed loads
-    are not cached. ``hashing:<dim>`` gives the model-free :class:`HashingEncoder`. Raises
-    :class:`ModelError` as :class:`SentenceEncoder` does."""
+                 adapter: Optional[str] = None, dtype: str = "auto", backend: str = "torch",
+                 endpoint: Optional[tuple] = None) -> Encoder:
+    """The encoder for these arguments, loaded once per process and shared afterwards; failed
+    loads are not cached. ``backend``: ``"torch"`` gives the :class:`SentenceEncoder` (~1 s after
+    the first torch import; an 8B model far longer), ``"onnx"`` the
+    :class:`lit3r.onnx_encoder.OnnxEncoder` (no torch; a SPECTER2 ``adapter`` always runs on
+    torch), ``"server"`` the :class:`lit3r.remote_models.RemoteEncoder` of ``spec`` at ``endpoint``
+    (:meth:`lit3r.config.ModelSettings.endpoint`). ``hashing:<dim>`` gives the model-free
+    :class:`HashingEncoder`. Raises :class:`ModelError` as the encoder classes do."""
+    if backend == "server" and not adapter and not spec.startswith("hashing:"):
+        from lit3r.remote_models import RemoteEncoder
+
+        url, key, concurrency, timeout_s, budget_s = endpoint or (None, None, 4, 120.0, 300.0)
+        if not url:
+            raise ModelError("models.encoder_backend = 'server' needs models.server_url")
+        return RemoteEncoder(url, spec, batch_size=batch_size, concurrency=concurrency, timeout_s=timeout_s,
+                             budget_s=budget_s, api_key=key, query_prompt=query_prompt)
+    if backend == "onnx" and not adapter and not spec.startswith("hashing:"):
+        from lit3r.onnx_encoder import OnnxEncoder
+
+        return OnnxEncoder(spec, batch_size=batch_size, query_prompt=query_prompt)
     if spec.startswith("hashing:"):
         try:
             return HashingEncoder(int(spec.split(":", 1)[1]))
@@ -437,9 +453,20 @@ def _cross_encoder(models: "ModelSettings") -> Reranker:
     return _load_cross_encoder(models.reranker_model, models.device, models.batch_size)
 
 
+@functools.lru_cache(maxsize=None)
+def _load_remote_reranker(model: str, batch_size: int, endpoint: tuple) -> Reranker:
+    from lit3r.remote_models import RemoteReranker
+
+    url, key, concurrency, timeout_s, budget_s = endpoint
+    return RemoteReranker(url, model, batch_size=batch_size, concurrency=concurrency, timeout_s=timeout_s,
+                          budget_s=budget_s, api_key=key)
+
+
 #: ``models.reranker`` -> the reranker it builds (None: the index vectors' cosine reranks).
 RERANKERS: dict[str, Callable[["ModelSettings"], Optional[Reranker]]] = {
     "cross-encoder": _cross_encoder,
+    "server": lambda models: _load_remote_reranker(str(models.reranker_model), models.batch_size,
+                                                   models.endpoint(models.reranker_url)),
     "bi-encoder": lambda models: None,
 }
 

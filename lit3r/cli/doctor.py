@@ -7,7 +7,7 @@ import json
 from typing import Any, Callable, Optional, Sequence
 
 from graph.errors import one_line_message, shown_text
-from lit3r.config import Settings
+from lit3r.config import Settings, encoder_identity
 from lit3r.errors import IndexDamaged, Lit3rError, PermissionDenied
 from lit3r.index_state import stale_index_message
 from lit3r.redact import redact, secret_values
@@ -95,10 +95,10 @@ def _index(settings: Settings) -> str:
                                f"{rebuild}")
         raise CheckFailed(f"no index in {index_dir}: run `lit3r ingest PDF_DIR`")
     files = check_files(index_dir)  # IndexDamaged naming the file
-    encoder = m["models"].get("chunk_encoder")
-    if encoder != settings.models.chunk_encoder:
+    encoder = encoder_identity(m["models"].get("chunk_encoder"), m["models"].get("encoder_backend"))
+    if encoder != settings.models.chunk_identity:
         raise CheckFailed(f"index built with {encoder}, config says "
-                         f"{settings.models.chunk_encoder}: run `lit3r ingest PDF_DIR` again")
+                         f"{settings.models.chunk_identity}: run `lit3r ingest PDF_DIR` again")
     stale = stale_index_message(settings)  # lit3r/index_state.py
     if stale:
         raise CheckFailed(stale)
@@ -110,7 +110,7 @@ def _index(settings: Settings) -> str:
 def _encoder(settings: Settings) -> str:
     from lit3r import factory
 
-    return f"{settings.models.chunk_encoder}: {factory.chunk_encoder(settings).dim}-d"
+    return f"{settings.models.chunk_identity}: {factory.chunk_encoder(settings).dim}-d"
 
 
 def _reranker(settings: Settings) -> str:
@@ -197,9 +197,9 @@ def _opensearch(settings: Settings) -> str:
         if meta is None:
             raise CheckFailed(f"OpenSearch {version} at {o.url} has no indices {o.index_prefix}-chunks/-papers: "
                                     f"run `lit3r ingest PDF_DIR`")
-        if meta.get("chunk_encoder") != settings.models.chunk_encoder:
+        if meta.get("chunk_encoder") != settings.models.chunk_identity:
             raise CheckFailed(f"{o.index_prefix}-chunks was built with {meta.get('chunk_encoder')}, config says "
-                             f"{settings.models.chunk_encoder}: run `lit3r ingest PDF_DIR` again")
+                             f"{settings.models.chunk_identity}: run `lit3r ingest PDF_DIR` again")
         counts = index.count()
     finally:
         index.close()

@@ -34,9 +34,11 @@ class LlamaServer:
         self.stop()
 
 
-def start(workdir: Path, model_path: str | None = None, timeout: float = 120) -> LlamaServer:
+def start(workdir: Path, model_path: str | None = None, timeout: float = 120,
+          args: tuple[str, ...] = ("--n_ctx", "8192", "--model_alias", "smollm2")) -> LlamaServer:
     """Start the server and wait until ``/v1/models`` answers. Raises RuntimeError with the log
-    tail when it does not come up (e.g. llama-cpp-python[server] not installed)."""
+    tail when it does not come up (e.g. llama-cpp-python[server] not installed). ``args``: the
+    server's other options (default: SmolLM2 with an 8192-token context)."""
     from lit3r.llm.providers import smollm2_path
 
     workdir.mkdir(parents=True, exist_ok=True)
@@ -45,7 +47,7 @@ def start(workdir: Path, model_path: str | None = None, timeout: float = 120) ->
         port = s.getsockname()[1]
     log = workdir / "llama-server.log"
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", model_path or smollm2_path(), "--host", "127.0.0.1",
-           "--port", str(port), "--n_ctx", "8192", "--model_alias", "smollm2"]
+           "--port", str(port), *args]
     proc = subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     deadline = time.time() + timeout
     while time.time() < deadline:
