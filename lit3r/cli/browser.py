@@ -31,6 +31,8 @@ from urllib.parse import quote
 import click
 
 from lit3r.browser_app import BrowserApp
+from lit3r.cypher_run import runs_cypher
+from lit3r.server_errors import start_hint
 
 #: Default port (docker-compose.yml's post-connect commands use it).
 PORT = 7480
@@ -144,6 +146,26 @@ def open_url(base: str, bolt: str) -> str:
     return f"{base}/browser/?connectURL={quote(bolt, safe='')}&cmd=play&arg={quote(f'{base}/{GUIDE}', safe='')}"
 
 
+def answers(bolt: str, timeout: float = 1.0) -> bool:
+    """Whether a TCP connection to the host and port of the Bolt URI ``bolt`` opens within ``timeout``
+    seconds (default port 7687); a URI without a host counts as answering (nothing to check)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(bolt)
+        host, port = parts.hostname, parts.port or 7687
+    except ValueError:
+        return True
+    if not host:
+        return True
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
 def _app(enabled: bool) -> tuple[Optional[BrowserApp], str]:
     """The Browser app (fetched when missing) and, when it cannot be had, the reason (one line)."""
     from lit3r.browser_app import BrowserAppMissing, fetch_jar
@@ -187,7 +209,14 @@ def browser(ctx: click.Context, port: int, app: bool, bolt: Optional[str]) -> No
     one URL to open (it connects to Neo4j and plays the guide)."""
     from lit3r.cli import _settings
 
-    bolt = bolt or _settings(ctx).neo4j.uri
+    settings = _settings(ctx)
+    if bolt is None and not runs_cypher(settings):
+        click.echo(f"warning: this data folder uses the {settings.backend} backend, which has no Neo4j: the Browser "
+                   f"shows what a Neo4j holds once `lit3r ingest` loaded it with backend = \"neo4j+opensearch\" "
+                   f"(docs/BROWSER.md); --bolt URI names another server", err=True)
+    bolt = bolt or settings.neo4j.uri
+    if not answers(bolt):
+        click.echo(f"warning: nothing answers at {bolt}: {start_hint('neo4j')}, or pass --bolt URI", err=True)
     served, why = _app(app)
     try:
         server = make_server("127.0.0.1", port, app=served, bolt=bolt)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 
@@ -21,4 +23,9 @@ def mcp(ctx: click.Context, warm: bool) -> None:
     from lit3r.serve.server import serve
     from lit3r.serve.session import Session
 
-    serve(Session(_settings(ctx.find_root())), warm=warm)
+    settings = _settings(ctx.find_root())
+    announce = None
+    if sys.stdin.isatty():  # run by hand: say what it is (an assistant reads stdout only)
+        announce = (f"lit3r mcp: serving {settings.home} ({settings.backend} backend) to an MCP client on "
+                    f"stdin/stdout; register it in an assistant (docs/MCP.md); Ctrl-D or Ctrl-C stops")
+    serve(Session(settings), warm=warm, announce=announce)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
 import sys
 import threading
 from typing import Annotated, Any, Callable, Literal, Optional
@@ -205,18 +207,42 @@ def _cypher_description() -> str:
             + ", ".join(named))
 
 
-def serve(session: Session, warm: bool = True) -> None:
+def serve(session: Session, warm: bool = True, announce: Optional[str] = None) -> None:
     """Serve ``session`` over stdio until the client closes the connection; ``warm``: load the
     stores and models in the background at once, so the first call does not wait for them
-    (a failure there is said on stderr and again, with its fix, by the first tool call)."""
+    (a failure there is said on stderr and again, with its fix, by the first tool call);
+    ``announce``: a line for stderr once Ctrl-C is handled (the CLI's, on a terminal)."""
     server = build_server(session)
+    signal.signal(signal.SIGINT, _interrupted)  # stdin is read in a worker thread that Ctrl-C cannot end
+    if announce:
+        print(announce, file=sys.stderr, flush=True)
     if warm:
         threading.Thread(target=_warm, args=(session,), daemon=True).start()
     try:
         server.run("stdio")
+    except Exception as exc:
+        if not _stdin_gone(exc):
+            raise
+        print("lit3r mcp: the client's side of stdin went away (hung up); stopped", file=sys.stderr, flush=True)
     finally:
         with session.lock:
             session.close()
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """Ctrl-C: one line and exit 130 at once (SQLite writes are transactional; nothing is half-stored)."""
+    print("lit3r mcp: stopped (Ctrl-C)", file=sys.stderr, flush=True)
+    os._exit(130)
+
+
+def _stdin_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` (or every exception of its group) is an OSError of a hung-up stdin (EIO, EBADF)."""
+    import errno
+
+    group = getattr(exc, "exceptions", None)
+    if group:
+        return all(_stdin_gone(e) for e in group)
+    return isinstance(exc, OSError) and exc.errno in (errno.EIO, errno.EBADF)
 
 
 def _warm(session: Session) -> None:

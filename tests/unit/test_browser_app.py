@@ -86,3 +86,27 @@ def test_lit3r_browser_without_the_app_serves_the_guide_and_says_why(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_on_the_embedded_backend_or_with_neo4j_down_lit3r_browser_says_so_and_still_serves(tmp_path):
+    """A new user ran `lit3r browser` on the folder `make demo` built: the URL pointed at a Bolt port
+    where nothing listened, without a word. Now two warning lines name why and what to do."""
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    env = {**__import__("os").environ, "LIT3R_NEO4J__URI": f"bolt://127.0.0.1:{closed}"}
+    proc = subprocess.Popen([sys.executable, "-m", "lit3r.cli", "--home", str(tmp_path), "browser", "--port", "0",
+                             "--no-app"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        first = proc.stdout.readline()  # the server is up once it says where it serves
+        assert "Serving the Lit3R guide" in first, first
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "embedded backend, which has no Neo4j" in err and "docs/BROWSER.md" in err, err
+    assert f"nothing answers at bolt://127.0.0.1:{closed}" in err and "python -m tests.servers" in err, err
+    assert "Traceback" not in err

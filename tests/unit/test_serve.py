@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 from typing import get_args
 
+import pytest
+
 from lit3r.config import load_settings
 from lit3r.errors import BadQuestion, UnknownIdError
 from lit3r.llm.providers import PROVIDERS
@@ -40,3 +42,35 @@ def test_errors_are_one_line_with_the_fix_and_no_secret(tmp_path):
     assert "is damaged" in line and "lit3r ingest PDF_DIR --rebuild" in line
     line = error_line(RuntimeError(f"boom at bolt://neo4j:{secret}@host"), settings, [secret])
     assert line.startswith("unexpected error (RuntimeError: ") and secret not in line and "\n" not in line
+
+
+@pytest.mark.parametrize("stop", ["ctrl-c", "hang-up", "ctrl-d"])
+def test_lit3r_mcp_on_a_terminal_says_what_it_serves_and_stops_in_one_line(tmp_path, stop):
+    """Run by hand, `lit3r mcp` printed nothing, and Ctrl-C did not stop it (stdin is read in a
+    worker thread); a hung-up terminal ended in a traceback."""
+    import os
+    import pty
+    import signal
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "lit3r.cli", "--home", str(tmp_path), "mcp", "--no-warm"],
+                            stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    os.close(slave)
+    try:
+        first = proc.stderr.readline()
+        assert first.startswith(f"lit3r mcp: serving {tmp_path} (embedded backend)") and "docs/MCP.md" in first, first
+        if stop == "ctrl-c":
+            proc.send_signal(signal.SIGINT)
+        elif stop == "hang-up":
+            os.close(master)
+        else:
+            os.write(master, b"\x04")
+        rest = proc.communicate(timeout=60)[1]
+    finally:
+        proc.kill()
+        if stop != "hang-up":
+            os.close(master)
+    assert proc.returncode == (130 if stop == "ctrl-c" else 0), rest
+    assert "Traceback" not in rest and len(rest.strip().splitlines()) <= 1, rest
