@@ -140,7 +140,7 @@ def check_out(queries: Path, out: Path, traces: Optional[Path] = None, *, probe_
             raise InputError(f"{name} {path} is the --queries file {queries} (the same file): write the submission "
                              f"to another file")
     if probe_lock and out.parent.is_dir():
-        with out_lock(out):
+        with out_lock(out, create=False):
             pass
 
 
@@ -153,26 +153,67 @@ def same_file(a: Path, b: Path) -> bool:
 
 
 @contextlib.contextmanager
-def out_lock(out: Path) -> Iterator[None]:
-    """Hold ``out`` (and its traces) for one ``lit3r run``: an OS lock on ``<out>.lock`` (the
-    ``filelock`` library; a killed run releases it). Raises InputError at once while another run
-    holds it: two runs appending to one file would write a question twice."""
+def out_lock(out: Path, *, create: bool = True) -> Iterator[None]:
+    """Hold ``out`` (and its traces) for one ``lit3r run``: two OS locks that a killed run
+    releases, so that no second run appends to the same file under another name. One on
+    ``<out>.lock`` beside the file ``out`` resolves to (the ``filelock`` library; a symbolic
+    link to ``out`` takes the same lock), one on the file itself (``flock`` on its inode; a hard
+    link to ``out`` takes the same lock; ``create``: the file is created empty when missing, else
+    a missing file is not locked). Raises InputError at once while another run holds either:
+    two runs appending to one file would write a question twice."""
     from filelock import FileLock, Timeout
 
-    lock = FileLock(str(out.with_name(out.name + ".lock")))
+    real = Path(os.path.realpath(out))
+    lock = FileLock(str(real.with_name(real.name + ".lock")))
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        raise InputError(f"--out {out}: another `lit3r run` is writing it: wait for it to finish, or choose "
-                         f"another --out") from None
+        raise _busy(out) from None
     except OSError as exc:  # its folder cannot be written (a full disk is said by the caller)
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise
-        raise InputError(f"--out {out}: cannot be written ({exc.strerror or exc}): choose a writable path") from None
+        raise _unwritable(out, exc) from None
     try:
-        yield
+        with _inode_lock(out, create):
+            yield
     finally:
         lock.release()
+
+
+def _busy(out: Path) -> InputError:
+    return InputError(f"--out {out}: another `lit3r run` is writing it: wait for it to finish, or choose "
+                      f"another --out")
+
+
+def _unwritable(out: Path, exc: OSError) -> OSError:
+    """A full disk as it is (the caller names the space needed), any other error as InputError."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return exc
+    return InputError(f"--out {out}: cannot be written ({exc.strerror or exc}): choose a writable path")
+
+
+@contextlib.contextmanager
+def _inode_lock(out: Path, create: bool) -> Iterator[None]:
+    """An exclusive ``flock`` on the file ``out`` (see :func:`out_lock`); nothing where the OS
+    has no ``fcntl`` (Windows) or when ``out`` is missing and ``create`` is false."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: the path lock alone
+        yield
+        return
+    if not create and not out.exists():
+        yield
+        return
+    try:
+        fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise _unwritable(out, exc) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise _busy(out) from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def run_batch(engine, queries: Path, out: Path, *, workers: int = 1, progress: bool = True,
