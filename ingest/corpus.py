@@ -489,7 +489,7 @@ def ingest_corpus(
     and skipped; of byte-identical PDFs one paper is made, the others are reported in
     ``duplicates``; bad metadata lines, unreadable folders and symlink loops in ``problems``.
     Ids made from file names are :func:`paper_id_from_name` of the stem.
-    ``prune``: drop papers of earlier runs whose PDF is not under ``pdf_dir`` (by default the
+    ``prune``: drop papers of earlier runs whose PDF (its bytes, under any name) is not under ``pdf_dir`` (by default the
     corpus only grows, so that several folders can be added one after another). ``replace``: a
     file whose paper id another stored paper holds replaces it (by default it is refused,
     :mod:`ingest.identity`). Raises
@@ -510,9 +510,9 @@ def ingest_corpus(
     report = IngestReport(files=len(found), problems=problems)
     jobs, winners = _plan(found, out_dir, parser, images, report, replace)
     _run(jobs, workers, progress, lambda entry: _record(entry, state, report))
-    if prune:
+    if prune:  # a paper whose bytes are here under another name (a renamed file) is kept: winners
         copies = {f for f, _ in report.duplicates}
-        _prune(out_dir, {pid for pid, pdf, _ in found if str(pdf) not in copies}, report)
+        _prune(out_dir, {pid for pid, pdf, _ in found if str(pdf) not in copies} | set(winners.values()), report)
     return _finish(out_dir, report, t0, winners)
 
 
