@@ -183,7 +183,7 @@ def _busy(out: Path) -> InputError:
                       f"another --out")
 
 
-def _unwritable(out: Path, exc: OSError) -> OSError:
+def _unwritable(out: Path, exc: OSError) -> Exception:
     """A full disk as it is (the caller names the space needed), any other error as InputError."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return exc
