@@ -15,6 +15,7 @@ import contextlib
 import errno
 import json
 import os
+import stat
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -131,17 +132,30 @@ def _drop_failed(out: Path) -> None:
 
 
 def check_out(queries: Path, out: Path, traces: Optional[Path] = None, *, probe_lock: bool = False) -> None:
-    """Refuse (InputError) an ``out`` or ``traces`` that is the ``queries`` file (:func:`same_file`);
+    """Refuse (InputError) an ``out`` or ``traces`` that is the ``queries`` file (:func:`same_file`)
+    or a FIFO or socket (writing would wait for a reader without end);
     ``probe_lock``: also refuse when another run holds ``out`` now (:func:`out_lock`), so that
     ``lit3r run`` says so before its models load."""
     traces = traces or out.with_name(out.name + ".traces.jsonl")
     for path, name in ((out, "--out"), (traces, "the traces file")):
+        kind = _blocking_kind(path)
+        if kind:  # opening it for writing waits for a reader without end
+            raise InputError(f"{name} {path} is not a regular file ({kind}): write the submission to a file")
         if same_file(queries, path):  # one path, a hard link or a symbolic link: appending would grow the input
             raise InputError(f"{name} {path} is the --queries file {queries} (the same file): write the submission "
                              f"to another file")
     if probe_lock and out.parent.is_dir():
         with out_lock(out, create=False):
             pass
+
+
+def _blocking_kind(path: Path) -> Optional[str]:
+    """``"a FIFO"`` or ``"a socket"`` when ``path`` (links followed) is one, else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else None
 
 
 def same_file(a: Path, b: Path) -> bool:

@@ -33,3 +33,16 @@ def test_a_run_on_a_link_to_an_out_another_run_holds_is_refused(small_home, tmp_
     res, _ = lit3r(small_home, "run", "--queries", str(queries), "--out", str(other), "--no-trace-graph")
     assert res.returncode == 0, res.stderr[-2000:]  # released: the link is a valid --out again
     assert [json.loads(line)["query_id"] for line in out.read_text().splitlines()] == ["q0", "q1"]
+
+
+def test_an_out_that_is_a_fifo_is_refused_at_once(small_home, tmp_path):
+    queries, out = tmp_path / "q.jsonl", tmp_path / "out.jsonl"
+    queries.write_text(json.dumps({"query_id": "q1", "question": "Which attention mechanism does the Transformer use?"})
+                       + "\n")
+    os.mkfifo(out)  # no reader: writing to it would wait without end
+    res, seconds = lit3r(small_home, "run", "--queries", str(queries), "--out", str(out), "--no-trace-graph",
+                         timeout=120)
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert errors(res.stderr) == [f"Error: --out {out} is not a regular file (a FIFO): write the submission to a "
+                                  f"file"], res.stderr
+    assert seconds < 60, seconds
