@@ -42,7 +42,7 @@ from graph.progress import Reporter
 from graph.records import MAX_CHUNK_CHARS, Chunk, Paper, Reference, Source, chunk_id_for
 from ingest.chunking import build_chunks, title_abstract_text
 from ingest.document import BadInputError, ParsedDocument, RawReference
-from ingest.identity import refusal, taken_by
+from ingest.identity import recorded_file, refusal, taken_by
 from ingest.metadata import PaperMeta, load_metadata
 from ingest.parsers import get_parser, parser_names
 from ingest.references import TitleResolver, build_references, consolidate_work_ids
@@ -128,8 +128,23 @@ def sha256_of(path: Path) -> str:
 def paper_id_from_name(name: str) -> str:
     """The paper id made from a file or folder name: runs of characters other than letters,
     digits, ``.``, ``-`` and ``_`` become one ``_`` ("Big Bird, 2020 (v2)" -> "Big_Bird_2020_v2"),
-    so that every id made from a file name can be passed back to ``--papers ID,ID`` as it is."""
-    return _NOT_ID.sub("_", name).strip("_") or "paper"
+    so that every id made from a file name can be passed back to ``--papers ID,ID`` as it is.
+    A name whose id would make a journal file name longer than :data:`MAX_ID_FILE_NAME` bytes
+    (:func:`file_name`: a long title, or one in a non-Latin script, each character quoted as up to
+    9 bytes) is cut and ends with ``_`` and 10 hex digits of the name's SHA-1, so that it stays
+    one paper, the same on every run."""
+    pid = _NOT_ID.sub("_", name).strip("_") or "paper"
+    if len(file_name(pid)) <= MAX_ID_FILE_NAME:
+        return pid
+    tag = "_" + hashlib.sha1(name.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    while pid and len(file_name(pid + tag)) > MAX_ID_FILE_NAME:
+        pid = pid[: min(len(pid) - 1, MAX_ID_FILE_NAME - len(tag))]
+    return pid.rstrip("_") + tag
+
+
+#: Bytes the journal file name of an id made from a file name may take (:func:`file_name`): the
+#: file system's name limit (255 bytes) less room for ``.json`` and a temporary-file suffix.
+MAX_ID_FILE_NAME = 160
 
 
 _NOT_ID = re.compile(r"[^\w.\-]+")
@@ -280,7 +295,7 @@ def process(job: Job) -> dict:
         venue=(meta.venue if meta and meta.venue else parsed.venue),
         year=(meta.year if meta and meta.year else parsed.year),
         abstract=(meta.abstract if meta and meta.abstract else parsed.abstract) or "",
-        source=Source(file=job.pdf, sha256=job.sha256),
+        source=Source(file=recorded_file(job.pdf), sha256=job.sha256),
         n_pages=parsed.n_pages,
         parser=job.parser,
     )
@@ -291,7 +306,7 @@ def process(job: Job) -> dict:
     )
     return {
         "paper_id": job.paper_id,
-        "file": job.pdf,
+        "file": recorded_file(job.pdf),
         "key": job.key,
         "paper": paper.model_dump(mode="json"),
         "chunks": [c.model_dump(mode="json") for c in chunks],
@@ -360,7 +375,7 @@ def _winners(hashed: list[tuple[str, Path, Optional[PaperMeta], str]],
     groups: dict[str, set[str]] = {}
     for pid, _pdf, _meta, digest in hashed:
         groups.setdefault(digest, set()).add(pid)
-    files = {str(pdf) for _pid, pdf, _meta, _digest in hashed}
+    files = {recorded_file(pdf) for _pid, pdf, _meta, _digest in hashed}
     out = {}
     for digest, ids in groups.items():
         ex = existing.get(digest)
@@ -489,7 +504,7 @@ def ingest_corpus(
     and skipped; of byte-identical PDFs one paper is made, the others are reported in
     ``duplicates``; bad metadata lines, unreadable folders and symlink loops in ``problems``.
     Ids made from file names are :func:`paper_id_from_name` of the stem.
-    ``prune``: drop papers of earlier runs whose PDF is not under ``pdf_dir`` (by default the
+    ``prune``: drop papers of earlier runs whose PDF (its bytes, under any name) is not under ``pdf_dir`` (by default the
     corpus only grows, so that several folders can be added one after another). ``replace``: a
     file whose paper id another stored paper holds replaces it (by default it is refused,
     :mod:`ingest.identity`). Raises
@@ -510,9 +525,9 @@ def ingest_corpus(
     report = IngestReport(files=len(found), problems=problems)
     jobs, winners = _plan(found, out_dir, parser, images, report, replace)
     _run(jobs, workers, progress, lambda entry: _record(entry, state, report))
-    if prune:
+    if prune:  # a paper whose bytes are here under another name (a renamed file) is kept: winners
         copies = {f for f, _ in report.duplicates}
-        _prune(out_dir, {pid for pid, pdf, _ in found if str(pdf) not in copies}, report)
+        _prune(out_dir, {pid for pid, pdf, _ in found if str(pdf) not in copies} | set(winners.values()), report)
     return _finish(out_dir, report, t0, winners)
 
 

@@ -29,7 +29,14 @@ def taken_by(journal: Path, pdf: Path, digest: str) -> Optional[str]:
     if paper.get("parser") == "metadata" or not src.get("sha256") or src["sha256"] == digest:
         return None
     old = str(src.get("file") or "")
-    return None if old == str(pdf) else old or "an earlier file"
+    return None if old == recorded_file(pdf) else old or "an earlier file"
+
+
+def recorded_file(pdf: object) -> str:
+    """The path of ``pdf`` as the corpus records it (``source.file``, the journal's ``file``): a
+    byte of the name that is not UTF-8 (a lone surrogate U+DC80-U+DCFF, ``surrogateescape``) is
+    written ``\\xNN``, the way ``ls -b`` shows it, so that the record is valid UTF-8 JSON."""
+    return "".join(f"\\x{ord(ch) - 0xDC00:02x}" if "\udc80" <= ch <= "\udcff" else ch for ch in str(pdf))
 
 
 def refusal(pdf: Path, paper_id: str, old_file: str) -> str:

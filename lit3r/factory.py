@@ -20,6 +20,7 @@ Backends (``settings.backend``):
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Optional
 
@@ -91,7 +92,8 @@ INDEX_FILES = ("manifest.json", "chunk_vectors.f32")
 def _check_manifest(index_dir: Path, db_name: str) -> None:
     """Raise IndexDamaged naming the file and the fix (``lit3r doctor``, then a rebuild) when the
     index in ``index_dir`` has its database but lacks one of :data:`INDEX_FILES` (so it would
-    answer from a part of itself); nothing when there is no database (the store says so)."""
+    answer from a part of itself) or its ``manifest.json`` is not a JSON object (cut short); nothing
+    when there is no database (the store says so)."""
     if not (index_dir / db_name).is_file():
         return
     for name in INDEX_FILES:
@@ -99,6 +101,14 @@ def _check_manifest(index_dir: Path, db_name: str) -> None:
             raise IndexDamaged(f"the index in {index_dir} is missing part of itself ({name}): no answer is given "
                                f"from the rest; run `lit3r doctor` to check it, then `lit3r ingest PDF_DIR "
                                f"--rebuild` to rebuild it (parsed papers are kept)")
+    try:
+        manifest = json.loads((index_dir / "manifest.json").read_bytes())
+    except (OSError, ValueError):  # ValueError: not UTF-8, not JSON
+        manifest = None
+    if not isinstance(manifest, dict):
+        raise IndexDamaged(f"the index in {index_dir} is damaged (manifest.json is not a JSON object: cut short or "
+                           f"overwritten): no answer is given from the rest; run `lit3r doctor` to check it, then "
+                           f"`lit3r ingest PDF_DIR --rebuild` to rebuild it (parsed papers are kept)")
 
 
 def _open_servers(settings: Settings) -> Stores:

@@ -349,6 +349,7 @@ class EmbeddedSearchIndex:
             dead_ords = self._dead("pdocs", "ord", limit_ords)
             vec = self.folder / "chunk_vectors.f32"
             self._check_size(vec, limit_rows * dim * 4)
+            self._check_size(self.folder / "paper_vectors.f32", limit_ords * dim * 4)  # cut short: a part lost
             vectors = (np.memmap(vec, dtype=np.float32, mode="r", shape=(limit_rows, dim)).view(np.ndarray)
                        if limit_rows and dim else np.zeros((0, dim), np.float32))
             why = vectors_damage(vectors, strict=False)  # a zeroed file would answer every question with nothing

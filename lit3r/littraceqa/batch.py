@@ -15,6 +15,7 @@ import contextlib
 import errno
 import json
 import os
+import stat
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -131,17 +132,30 @@ def _drop_failed(out: Path) -> None:
 
 
 def check_out(queries: Path, out: Path, traces: Optional[Path] = None, *, probe_lock: bool = False) -> None:
-    """Refuse (InputError) an ``out`` or ``traces`` that is the ``queries`` file (:func:`same_file`);
+    """Refuse (InputError) an ``out`` or ``traces`` that is the ``queries`` file (:func:`same_file`)
+    or a FIFO or socket (writing would wait for a reader without end);
     ``probe_lock``: also refuse when another run holds ``out`` now (:func:`out_lock`), so that
     ``lit3r run`` says so before its models load."""
     traces = traces or out.with_name(out.name + ".traces.jsonl")
     for path, name in ((out, "--out"), (traces, "the traces file")):
+        kind = _blocking_kind(path)
+        if kind:  # opening it for writing waits for a reader without end
+            raise InputError(f"{name} {path} is not a regular file ({kind}): write the submission to a file")
         if same_file(queries, path):  # one path, a hard link or a symbolic link: appending would grow the input
             raise InputError(f"{name} {path} is the --queries file {queries} (the same file): write the submission "
                              f"to another file")
     if probe_lock and out.parent.is_dir():
-        with out_lock(out):
+        with out_lock(out, create=False):
             pass
+
+
+def _blocking_kind(path: Path) -> Optional[str]:
+    """``"a FIFO"`` or ``"a socket"`` when ``path`` (links followed) is one, else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else None
 
 
 def same_file(a: Path, b: Path) -> bool:
@@ -153,26 +167,67 @@ def same_file(a: Path, b: Path) -> bool:
 
 
 @contextlib.contextmanager
-def out_lock(out: Path) -> Iterator[None]:
-    """Hold ``out`` (and its traces) for one ``lit3r run``: an OS lock on ``<out>.lock`` (the
-    ``filelock`` library; a killed run releases it). Raises InputError at once while another run
-    holds it: two runs appending to one file would write a question twice."""
+def out_lock(out: Path, *, create: bool = True) -> Iterator[None]:
+    """Hold ``out`` (and its traces) for one ``lit3r run``: two OS locks that a killed run
+    releases, so that no second run appends to the same file under another name. One on
+    ``<out>.lock`` beside the file ``out`` resolves to (the ``filelock`` library; a symbolic
+    link to ``out`` takes the same lock), one on the file itself (``flock`` on its inode; a hard
+    link to ``out`` takes the same lock; ``create``: the file is created empty when missing, else
+    a missing file is not locked). Raises InputError at once while another run holds either:
+    two runs appending to one file would write a question twice."""
     from filelock import FileLock, Timeout
 
-    lock = FileLock(str(out.with_name(out.name + ".lock")))
+    real = Path(os.path.realpath(out))
+    lock = FileLock(str(real.with_name(real.name + ".lock")))
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        raise InputError(f"--out {out}: another `lit3r run` is writing it: wait for it to finish, or choose "
-                         f"another --out") from None
+        raise _busy(out) from None
     except OSError as exc:  # its folder cannot be written (a full disk is said by the caller)
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise
-        raise InputError(f"--out {out}: cannot be written ({exc.strerror or exc}): choose a writable path") from None
+        raise _unwritable(out, exc) from None
     try:
-        yield
+        with _inode_lock(out, create):
+            yield
     finally:
         lock.release()
+
+
+def _busy(out: Path) -> InputError:
+    return InputError(f"--out {out}: another `lit3r run` is writing it: wait for it to finish, or choose "
+                      f"another --out")
+
+
+def _unwritable(out: Path, exc: OSError) -> Exception:
+    """A full disk as it is (the caller names the space needed), any other error as InputError."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return exc
+    return InputError(f"--out {out}: cannot be written ({exc.strerror or exc}): choose a writable path")
+
+
+@contextlib.contextmanager
+def _inode_lock(out: Path, create: bool) -> Iterator[None]:
+    """An exclusive ``flock`` on the file ``out`` (see :func:`out_lock`); nothing where the OS
+    has no ``fcntl`` (Windows) or when ``out`` is missing and ``create`` is false."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: the path lock alone
+        yield
+        return
+    if not create and not out.exists():
+        yield
+        return
+    try:
+        fd = os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise _unwritable(out, exc) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise _busy(out) from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def run_batch(engine, queries: Path, out: Path, *, workers: int = 1, progress: bool = True,

@@ -35,7 +35,8 @@ def open_pdf(path: Path) -> "pymupdf.Document":
     """Open ``path`` as a pymupdf.Document (the caller closes it), or raise
     :class:`BadInputError` with a one-line reason and fix: empty file, no "%PDF" header,
     unreadable, encrypted, truncated (repaired on opening and :func:`_cut_short`), no pages. Bytes after
-    the last ``%%EOF`` (common in the wild) are no reason to refuse a file PyMuPDF opens."""
+    the last ``%%EOF`` (common in the wild) are no reason to refuse a file PyMuPDF opens; a file
+    whose name is not UTF-8 is read from its bytes."""
     path = Path(path)
     size = path.stat().st_size
     if size == 0:
@@ -48,7 +49,7 @@ def open_pdf(path: Path) -> "pymupdf.Document":
     if b"%PDF-" not in head:
         raise BadInputError(f"{path.name}: not a PDF (no %PDF header): convert it to PDF or remove it")
     try:
-        doc = pymupdf.open(path)
+        doc = pymupdf.open(path) if _utf8_name(path) else pymupdf.open(stream=path.read_bytes(), filetype="pdf")
     except Exception as exc:  # PyMuPDF raises several types for broken files
         raise BadInputError(f"{path.name}: unreadable PDF ({exc}): re-download it") from None
     if doc.needs_pass:
@@ -58,6 +59,16 @@ def open_pdf(path: Path) -> "pymupdf.Document":
     if doc.page_count == 0:
         raise BadInputError(f"{path.name}: PDF has no pages: re-download it")
     return doc
+
+
+def _utf8_name(path: Path) -> bool:
+    """Can PyMuPDF open ``path`` by name? A name that is not UTF-8 (its bytes kept as surrogates
+    by Python) cannot be passed to MuPDF: such a file is opened from its bytes instead."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 #: PDF object syntax ("12 0 obj", "endobj", "xref", "trailer"): after the last %%EOF, a sign of an
