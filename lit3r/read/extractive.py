@@ -33,6 +33,7 @@ from lit3r.read.base import ReadRequest, ReadResult
 from lit3r.read.citations import asks_citing, pick_listed, reference_chunk
 from lit3r.read.claims import OptionSupport, Query, Support, Unit, choose_option, own_names, terms, units_of
 from lit3r.read.ratios import pick_factor
+from lit3r.read.roles import role_choice
 from lit3r.read.rows import extractive_rows
 from lit3r.read.scoring import CITE_Q, NUMERIC_Q, ask_part, chunk_lines, named_objects, overlap
 from lit3r.read.selection import names_in, select_papers
@@ -215,6 +216,8 @@ class ExtractiveReader:
         result.option_scores = {lab: sup.score for lab, sup in per_option.items()}
         result.option_support = {lab: sup.trace() for lab, sup in per_option.items()}
         if result.choice is None:
+            result.choice = _by_roles(request.question, options, per_option, units, result.notes)
+        if result.choice is None:
             result.notes.append("no option is supported more than the others by the evidence: no letter given")
         else:
             won = per_option[result.choice]
@@ -240,6 +243,18 @@ class ExtractiveReader:
                                        for pid in papers}, cited)
         if cited:  # a table answer read from table cells cites those tables first
             result.evidence = _cite_first(cited[0], result.evidence, max(limit, len(cited)), cited[1:])
+
+
+def _by_roles(question: str, options: dict[str, str], per_option: dict[str, OptionSupport], units: list[Unit],
+              notes: list[str]) -> Optional[str]:
+    """The tie-break of options of equal support by the roles of their numbers
+    (:func:`lit3r.read.roles.role_choice`), noted when it chooses."""
+    top = max((sup.score for sup in per_option.values()), default=0.0)
+    tied = [lab for lab in options if top > 0 and per_option[lab].score == top]
+    label = role_choice(question, options, tied, units)
+    if label is not None:
+        notes.append(f"options {', '.join(tied)} equally supported: {label} by the roles of its numbers")
+    return label
 
 
 def _stating(won: OptionSupport, result: ReadResult) -> list[Chunk]:

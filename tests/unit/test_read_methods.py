@@ -151,3 +151,22 @@ def test_a_cell_comes_from_the_column_whose_label_holds_most_of_the_columns_word
     rows = extractive_rows("Samples and average target words of Multi-LexSum and XSUM?", schema, [chunk],
                            {"p": "Multi-LexSum"}, units_of(chunk, 1.0))
     assert {"Dataset": "Multi-LexSum", "Samples": 1603, "Avg. target words": 24.7} in rows
+
+
+def test_options_with_the_same_numbers_in_another_order_are_told_apart_by_the_roles_of_their_cells():
+    from lit3r.read.claims import Support, choose_option, units_of
+    from lit3r.read.roles import role_choice
+
+    chunk = _table("Table 3: Ablation of the components on the benchmark.\n"
+                   "Version | Base | Ours (w/o filter) | Ours\n"
+                   "Accuracy | 0.41 | 0.52 | 0.55\n"
+                   "#Steps | - | 1200 | 1130")
+    options = {"A": "1130 vs 1200", "B": "1200 vs 1130", "C": "565 vs 1200"}
+    units = units_of(chunk, 1.0)
+    q = "How many steps does the full method take, compared with the variant without the filter?"
+    choice, per = choose_option(options, units, Support(q, units))
+    assert choice is None and per["A"].score == per["B"].score > 0  # the same numbers: equal support
+    assert role_choice(q, options, ["A", "B"], units) == "A"
+    swapped = "How many steps does the variant without the filter take, compared with the full method?"
+    assert role_choice(swapped, options, ["A", "B"], units) == "B"
+    assert role_choice("How many steps does the full method take?", options, ["A", "B"], units) is None
