@@ -20,6 +20,8 @@ geometry, so the reading is a heuristic, stated here once:
   columns only ("GSM8K | SVAMP" over their "N-CoT | P-CoT" pairs); otherwise a header line that
   starts with the stub's header ("Method | Bits/dim | Images/sec") labels the value columns from
   the left, and is never a value row, even when its labels are numbers ("Model | PS | 1024");
+  so is a value-like first line followed by a header continuation ("Multi- | 256 | 512" over
+  "state size | (full)");
 - when a one-cell line heads the first value row and others occur among the rows, they are
   section labels ("Tiny", "Short", "Long"): each is the group of the rows below it, unless a group
   label spans the rows;
@@ -37,6 +39,9 @@ _CAPTION = re.compile(r"^(Table|Tab\.)\s*\d+", re.I)
 _STUB_HEADER = re.compile(r"^(?:method|model|approach|system|name|setting|baseline|architecture)s?$", re.I)
 #: A value cell: a number (with sign, parentheses, unit or a trailing mark), or a dash for "none".
 _VALUE = re.compile(r"^(?:[-\u2013\u2014]|[-+\u00b1~<>\u2248(]*\d)")
+
+#: An integer as a column label ("512", "1,024").
+_INTEGER = re.compile(r"^\d{1,3}(?:,\d{3})*$|^\d+$")
 
 
 @dataclass
@@ -79,12 +84,14 @@ def parse_table(text: str) -> ParsedTable:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     caption = lines.pop(0) if lines and _CAPTION.match(lines[0]) else ""
     split = [_cells(ln) for ln in lines]
-    first = next((i for i, c in enumerate(split) if _is_row(c)), len(split))
+    first, numbered = _first_row(split)
     data = [c for c in split[first:] if _is_row(c)]
     if not data:
         return ParsedTable(caption, [])
     width = Counter(len(c) for c in data).most_common(1)[0][0]
-    columns = _column_labels([c for c in split[:first] if len(c) > 1], width - 1)
+    heads = [c if i <= numbered else [""] * (width - len(c)) + c[1:]  # a continuation: its first cell the stub's
+             for i, c in enumerate(split[:first])]
+    columns = _column_labels([c for c in heads if len(c) > 1], width - 1)
     labelled = [i for i, c in enumerate(data) if len(c) == width + 1 and not _VALUE.match(c[0])]
     sections = _sections(split, first)
     rows = []
@@ -95,6 +102,24 @@ def parse_table(text: str) -> ParsedTable:
             group = data[_nearest(labelled, i)][0] if labelled else sections[i]
         rows.append(TableRow(c[0], group, c[1:]))
     return ParsedTable(caption, columns, rows)
+
+
+def _first_row(split: list[list[str]]) -> tuple[int, int]:
+    """``(first value row, last header line that is not a continuation)`` (module docstring): in a
+    table without header lines, a line of integers followed by header continuations (lines of fewer cells, several, that are no
+    value rows: "state size | (full)") before the next value row is a header line whose labels are
+    numbers ("Multi- | 256 | 512 | 1,024"); a continuation's first cell continues the stub's
+    header, its other cells are aligned to the right."""
+    rows = [i for i, c in enumerate(split) if _is_row(c)]
+    if not rows:
+        return len(split), len(split)
+    first = rows[0]
+    between = split[first + 1: rows[1]] if len(rows) > 1 else []
+    headless = all(len(c) == 1 for c in split[:first])
+    if between and headless and all(_INTEGER.match(c) for c in split[first][1:]) \
+            and all(1 < len(c) < len(split[first]) for c in between):
+        return rows[1], first
+    return first, first
 
 
 def _sections(split: list[list[str]], first: int) -> list[str]:

@@ -170,3 +170,16 @@ def test_options_with_the_same_numbers_in_another_order_are_told_apart_by_the_ro
     swapped = "How many steps does the variant without the filter take, compared with the full method?"
     assert role_choice(swapped, options, ["A", "B"], units) == "B"
     assert role_choice("How many steps does the full method take?", options, ["A", "B"], units) is None
+
+
+def test_a_header_line_of_integers_continued_on_the_next_line_labels_the_columns():
+    sweep = parse_table("Table 2: Cost for each window length.\n"
+                        "Window | 64 | 128 | 1,024\n"
+                        "length | (full)\n"
+                        "Latency (ms) | 3.2 | 5.9 | 40.1\n"
+                        "Max batch | 96 | 48 | 6")
+    assert sweep.columns == ["64", "128", "1,024 (full)"]
+    assert [(r.key, r.cells) for r in sweep.rows] == [("Latency (ms)", ["3.2", "5.9", "40.1"]),
+                                                      ("Max batch", ["96", "48", "6"])]
+    plain = parse_table("Table 3: Scores.\nModel | A | B\nX | 64 | 128\nnotes | here\nY | 1 | 2")
+    assert [r.key for r in plain.rows] == ["X", "Y"]  # a value row of integers followed by text that is no continuation
