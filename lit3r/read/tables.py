@@ -24,7 +24,8 @@ geometry, so the reading is a heuristic, stated here once:
   "state size | (full)");
 - when a one-cell line heads the first value row and others occur among the rows, they are
   section labels ("Tiny", "Short", "Long"): each is the group of the rows below it, unless a group
-  label spans the rows;
+  label spans the rows; short one-cell lines among the rows that none heads are centred labels,
+  each the group of the rows nearest to it;
 - a row shorter than ``n`` fills its columns from the left.
 """
 
@@ -40,6 +41,10 @@ _STUB_HEADER = re.compile(r"^(?:method|model|approach|system|name|setting|baseli
 #: A value cell: a number (with sign, parentheses, unit or a trailing mark), or a dash for "none".
 _VALUE = re.compile(r"^(?:[-\u2013\u2014]|[-+\u00b1~<>\u2248(]*\d)")
 
+#: Centred group labels: at least this many one-cell lines among the rows, each at most
+#: ``_LABEL_CHARS`` characters.
+CENTRED_LABELS = 2
+_LABEL_CHARS = 40
 #: An integer as a column label ("512", "1,024").
 _INTEGER = re.compile(r"^\d{1,3}(?:,\d{3})*$|^\d+$")
 
@@ -128,8 +133,8 @@ def _sections(split: list[list[str]], first: int) -> list[str]:
     it; "" for every row otherwise."""
     body = split[first:]
     heads = first > 0 and len(split[first - 1]) == 1 and any(len(c) == 1 for c in body)
-    if not heads:  # a label among rows that no label heads is a centred group label, not a section
-        return ["" for c in body if _is_row(c)]
+    if not heads:  # labels among rows that no label heads are centred group labels
+        return _centred(body)
     current = split[first - 1][0]
     out = []
     for c in body:
@@ -138,6 +143,22 @@ def _sections(split: list[list[str]], first: int) -> list[str]:
         elif _is_row(c):
             out.append(current)
     return out
+
+
+def _centred(body: list[list[str]]) -> list[str]:
+    """The group label of each value row of ``body`` when short one-cell lines occur among the rows
+    at least ``CENTRED_LABELS`` times, each centred on its block ("AQuA-RAT" between the 2nd and 3rd
+    of its 4 rows): when the rows split into blocks of equal size, each with its label inside, the
+    label of its block; else the nearest such line by line distance (ties: the one above); "" for
+    every row otherwise."""
+    at = [i for i, c in enumerate(body) if len(c) == 1 and len(c[0]) <= _LABEL_CHARS and not _VALUE.match(c[0])]
+    rows = [i for i, c in enumerate(body) if _is_row(c)]
+    if len(at) < CENTRED_LABELS or not rows or at[0] < rows[0] or at[-1] > rows[-1]:
+        return ["" for _ in rows]
+    size = len(rows) // len(at)
+    if size * len(at) == len(rows) and all(rows[k * size] < j < rows[(k + 1) * size - 1] for k, j in enumerate(at)):
+        return [body[at[n // size]][0] for n in range(len(rows))]  # blocks of equal size, each around its label
+    return [body[min(at, key=lambda j: (abs(j - i), j > i))][0] for i in rows]
 
 
 def _column_labels(headers: list[list[str]], n_values: int) -> list[str]:

@@ -183,3 +183,33 @@ def test_a_header_line_of_integers_continued_on_the_next_line_labels_the_columns
                                                       ("Max batch", ["96", "48", "6"])]
     plain = parse_table("Table 3: Scores.\nModel | A | B\nX | 64 | 128\nnotes | here\nY | 1 | 2")
     assert [r.key for r in plain.rows] == ["X", "Y"]  # a value row of integers followed by text that is no continuation
+
+
+CENTRED = ("Table 4: Accuracy per dataset and model.\n"
+           "Dataset | Method | Model-S | Model-L\n"
+           "Greedy | 11.10 | 20.20\n"
+           "Voting | 12.30 | 21.40\n"
+           "SetOne\n"
+           "Weighted | 13.50 | 22.60\n"
+           "Greedy | 30.10 | 40.20\n"
+           "Voting | 31.30 | 41.40\n"
+           "SetTwo\n"
+           "Weighted | 32.50 | 42.60")
+
+
+def test_one_cell_labels_centred_among_the_rows_group_the_rows_nearest_to_them():
+    table = parse_table(CENTRED)
+    assert [(r.group, r.key) for r in table.rows] == [("SetOne", "Greedy"), ("SetOne", "Voting"),
+                                                      ("SetOne", "Weighted"), ("SetTwo", "Greedy"),
+                                                      ("SetTwo", "Voting"), ("SetTwo", "Weighted")]
+
+
+def test_a_table_answer_reads_the_block_whose_group_the_question_names():
+    from lit3r.read.claims import units_of
+    from lit3r.read.rows import extractive_rows
+
+    chunk = _table(CENTRED)
+    schema = [{"name": "Method", "type": "string", "is_row_key": True}, {"name": "Model-S", "type": "number"}]
+    q = "On SetTwo, what accuracy do the methods [Greedy, Voting] reach with Model-S?"
+    rows = extractive_rows(q, schema, [chunk], {"p": "A paper"}, units_of(chunk, 1.0))
+    assert rows == [{"Method": "Greedy", "Model-S": 30.1}, {"Method": "Voting", "Model-S": 31.3}]
