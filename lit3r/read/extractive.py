@@ -32,6 +32,7 @@ from lit3r.config import ReadParams
 from lit3r.read.base import ReadRequest, ReadResult
 from lit3r.read.citations import asks_citing, pick_listed, reference_chunk
 from lit3r.read.claims import OptionSupport, Query, Support, Unit, choose_option, own_names, terms, units_of
+from lit3r.read.grids import pick_grid
 from lit3r.read.ratios import pick_factor
 from lit3r.read.roles import role_choice
 from lit3r.read.rows import extractive_rows
@@ -204,7 +205,8 @@ class ExtractiveReader:
     def _option(self, request: ReadRequest, result: ReadResult, units: list[Unit], support: Support,
                 read: Sequence[tuple[float, Chunk]]) -> tuple[Optional[Unit], list[Chunk]]:
         """Choose the option (:func:`lit3r.read.claims.choose_option`; a factor option by
-        :func:`lit3r.read.ratios.pick_factor`) into ``result``; returns the unit that states it and
+        :func:`lit3r.read.ratios.pick_factor`; the option a value grid's named cells state by
+        :func:`lit3r.read.grids.pick_grid`) into ``result``; returns the unit that states it and
         the chunks that state its other parts."""
         options = request.options or {}
         chosen = result.papers
@@ -225,7 +227,12 @@ class ExtractiveReader:
             answer_unit = next((u for u in won.units if u is not None), None)
         factor = pick_factor(request.question, options, [c for _, c in read if c.paper_id in chosen])
         if factor is None:
-            return answer_unit, stating
+            grid = pick_grid(request.question, options, [c for _, c in read if c.paper_id in chosen])
+            if grid is None:
+                return answer_unit, stating
+            result.choice = grid.label  # the named cells of a value grid (a heat map's text) state the option
+            result.notes.append(grid.text)
+            return Unit(grid.chunk, grid.text, set(), set(), "row"), []
         # "by what factor ...": the quotient of two table cells states the option
         result.choice = factor.label
         result.notes.append(f"factor option {factor.label}: {factor.text}")

@@ -213,3 +213,17 @@ def test_a_table_answer_reads_the_block_whose_group_the_question_names():
     q = "On SetTwo, what accuracy do the methods [Greedy, Voting] reach with Model-S?"
     rows = extractive_rows(q, schema, [chunk], {"p": "A paper"}, units_of(chunk, 1.0))
     assert rows == [{"Method": "Greedy", "Model-S": 30.1}, {"Method": "Voting", "Model-S": 31.3}]
+
+
+def test_an_option_is_read_from_the_named_cells_of_a_value_grid_in_a_figures_text():
+    from lit3r.read.grids import pick_grid
+
+    fig = Chunk(chunk_id="p::f2", paper_id="p", kind="figure", page=5, section="4 Results", object_id="Figure 2",
+                text="Figure 2: Recall per task and input length (rows: tasks t1-t3).\n"
+                     "1k 2k 4k 8k Input length t3 90 70 50 10 t2 95 80 60 30 t1 99 85 75 40", seq=5)
+    options = {"A": "99 and 75", "B": "99 and 40", "C": "95 and 30", "D": "90 and 40"}
+    q = "A paper tests recall over lengths up to 8k. For task t1, what recall is shown at 1k and at 8k?"
+    pick = pick_grid(q, options, [fig])
+    assert pick is not None and pick.label == "B" and pick.chunk is fig
+    assert pick_grid("For task t1, what recall is shown at 1k?", options, [fig]) is None  # one cell: no option
+    assert pick_grid("For task t9, what recall is shown at 1k and at 8k?", options, [fig]) is None
