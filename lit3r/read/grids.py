@@ -68,8 +68,8 @@ def _cells(text: str, asked: list[str]) -> list[list[float]]:
     for k, t in enumerate(toks):
         if span[0] <= k < span[1] or t.lower() not in asked:
             continue
-        vals = [_value(x) for x in toks[k + 1: k + 1 + len(head)]]
-        if len(vals) == len(head) and all(v is not None for v in vals):
+        vals = [v for x in toks[k + 1: k + 1 + len(head)] if (v := _value(x)) is not None]
+        if len(vals) == len(head):  # as many numbers as columns, one after the other
             out.append([vals[c] for c in cols])
     return out
 
