@@ -32,7 +32,9 @@ from lit3r.config import ReadParams
 from lit3r.read.base import ReadRequest, ReadResult
 from lit3r.read.citations import asks_citing, pick_listed, reference_chunk
 from lit3r.read.claims import OptionSupport, Query, Support, Unit, choose_option, own_names, terms, units_of
+from lit3r.read.grids import pick_grid
 from lit3r.read.ratios import pick_factor
+from lit3r.read.roles import role_choice
 from lit3r.read.rows import extractive_rows
 from lit3r.read.scoring import CITE_Q, NUMERIC_Q, ask_part, chunk_lines, named_objects, overlap
 from lit3r.read.selection import names_in, select_papers
@@ -203,7 +205,8 @@ class ExtractiveReader:
     def _option(self, request: ReadRequest, result: ReadResult, units: list[Unit], support: Support,
                 read: Sequence[tuple[float, Chunk]]) -> tuple[Optional[Unit], list[Chunk]]:
         """Choose the option (:func:`lit3r.read.claims.choose_option`; a factor option by
-        :func:`lit3r.read.ratios.pick_factor`) into ``result``; returns the unit that states it and
+        :func:`lit3r.read.ratios.pick_factor`; the option a value grid's named cells state by
+        :func:`lit3r.read.grids.pick_grid`) into ``result``; returns the unit that states it and
         the chunks that state its other parts."""
         options = request.options or {}
         chosen = result.papers
@@ -215,6 +218,8 @@ class ExtractiveReader:
         result.option_scores = {lab: sup.score for lab, sup in per_option.items()}
         result.option_support = {lab: sup.trace() for lab, sup in per_option.items()}
         if result.choice is None:
+            result.choice = _by_roles(request.question, options, per_option, units, result.notes)
+        if result.choice is None:
             result.notes.append("no option is supported more than the others by the evidence: no letter given")
         else:
             won = per_option[result.choice]
@@ -222,7 +227,12 @@ class ExtractiveReader:
             answer_unit = next((u for u in won.units if u is not None), None)
         factor = pick_factor(request.question, options, [c for _, c in read if c.paper_id in chosen])
         if factor is None:
-            return answer_unit, stating
+            grid = pick_grid(request.question, options, [c for _, c in read if c.paper_id in chosen])
+            if grid is None:
+                return answer_unit, stating
+            result.choice = grid.label  # the named cells of a value grid (a heat map's text) state the option
+            result.notes.append(grid.text)
+            return Unit(grid.chunk, grid.text, set(), set(), "row"), []
         # "by what factor ...": the quotient of two table cells states the option
         result.choice = factor.label
         result.notes.append(f"factor option {factor.label}: {factor.text}")
@@ -240,6 +250,18 @@ class ExtractiveReader:
                                        for pid in papers}, cited)
         if cited:  # a table answer read from table cells cites those tables first
             result.evidence = _cite_first(cited[0], result.evidence, max(limit, len(cited)), cited[1:])
+
+
+def _by_roles(question: str, options: dict[str, str], per_option: dict[str, OptionSupport], units: list[Unit],
+              notes: list[str]) -> Optional[str]:
+    """The tie-break of options of equal support by the roles of their numbers
+    (:func:`lit3r.read.roles.role_choice`), noted when it chooses."""
+    top = max((sup.score for sup in per_option.values()), default=0.0)
+    tied = [lab for lab in options if top > 0 and per_option[lab].score == top]
+    label = role_choice(question, options, tied, units)
+    if label is not None:
+        notes.append(f"options {', '.join(tied)} equally supported: {label} by the roles of its numbers")
+    return label
 
 
 def _stating(won: OptionSupport, result: ReadResult) -> list[Chunk]:

@@ -30,8 +30,6 @@ extractive reader, per stage and per answer field, and are recorded in ``ReadRes
 from __future__ import annotations
 
 import base64
-import json
-import re
 import threading
 import time
 from collections import deque
@@ -43,17 +41,24 @@ from typing import Annotated, Any, Literal, Optional, Sequence, Union
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from graph.records import Chunk
-from graph.search.tokenize import tokenize
 from lit3r.config import ReadParams
 from lit3r.errors import Lit3rError, LLMError
 from lit3r.llm.bounds import ID_CHARS, LABEL_CHARS, Label, cut, items, text
 from lit3r.llm.client import StructuredLLM, in_context
 from lit3r.llm.faults import one_line
 from lit3r.llm.labels import Resolver
-from lit3r.prompts import echoes_example, is_placeholder, render
+from lit3r.prompts import echoes_example, render
 from lit3r.read.base import ReadRequest, ReadResult
 from lit3r.read.extractive import ExtractiveReader
-from lit3r.read.grounding import ungrounded
+from lit3r.read.llm_answers import (
+    answer_spec,
+    apply_answers,
+    check_grounding,
+    clean_rows,
+    draft_lines,
+    option_match,
+    stated,
+)
 from lit3r.redact import logger
 from lit3r.server_errors import server_errors
 
@@ -196,15 +201,32 @@ class LLMReader:
             return fallback
 
     def _read_llm(self, request: ReadRequest, scored: Any, fallback: ReadResult, read_ids: list[str]) -> ReadResult:
-        """Stages 1 and 2 over ``read_ids`` (:meth:`read`), ``fallback`` the extractive answer."""
-        question = request.question
-        options, schema, answer_types = request.options, request.schema, request.answer_types
+        """Stages 1 and 2 over ``read_ids`` (:meth:`read`), ``fallback`` the extractive answer: the
+        chunks each paper shows, stage 1 (:meth:`_stage1`), the papers passed to synthesis
+        (:meth:`_for_synthesis`), stage 2 (:meth:`_stage2`)."""
+        per_paper = self._chunks_per_paper(scored, read_ids)
+        notes: list[str] = []
+        relevant = self._stage1(request, per_paper, read_ids, notes)
+        relevant = self._for_synthesis(relevant, request.options, fallback, per_paper, notes)
+        return self._stage2(request, relevant, fallback, len(read_ids), notes)
+
+    def _chunks_per_paper(self, scored: Any, read_ids: list[str]) -> dict[str, list[Chunk]]:
+        """``{paper id: its best-scored chunks}``, at most ``read.chunks_per_paper`` each, in the
+        extractive scorer's order (``scored.items``: ``(score, chunk)`` best first)."""
         per_paper: dict[str, list[Chunk]] = {pid: [] for pid in read_ids}
         for _, c in scored.items:
             if c.paper_id in per_paper and len(per_paper[c.paper_id]) < self.params.chunks_per_paper:
                 per_paper[c.paper_id].append(c)
-        notes: list[str] = []
-        workers = self.params.concurrency if getattr(self.llm.chat, "concurrent", True) else 1
+        return per_paper
+
+    def _stage1(self, request: ReadRequest, per_paper: dict[str, list[Chunk]], read_ids: list[str],
+                notes: list[str]) -> list[Reading]:
+        """Stage 1: each paper of ``read_ids`` read on its chunks (at most ``read.concurrency`` at
+        once), checked (:meth:`_checked`), in candidate order; stops once ``read.sufficient_papers``
+        readings were judged sufficient. Returns the checked readings; failures and the stop go to
+        ``notes``."""
+        question = request.question
+        workers = max(1, self.params.concurrency if getattr(self.llm.chat, "concurrent", True) else 1)
 
         def one(pid: str) -> tuple[PaperReading, Optional[str]]:
             reading = self._read_paper(question, pid, per_paper[pid])
@@ -213,7 +235,7 @@ class LLMReader:
 
         relevant: list[Reading] = []
         read_n, stop_at = 0, self.params.sufficient_papers
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as ex, \
+        with ThreadPoolExecutor(max_workers=workers) as ex, \
                 request.progress.bar("reading papers", len(read_ids), "paper") as bar:
             # each reading in a copy of this question's context: its LLM usage counts for it;
             # at most ``workers`` readings are submitted ahead and results are taken in candidate
@@ -222,7 +244,7 @@ class LLMReader:
             todo = iter(read_ids)
             window: deque[tuple[str, Future]] = deque()
             while True:
-                while len(window) < max(1, workers) and (nxt := next(todo, None)) is not None:
+                while len(window) < workers and (nxt := next(todo, None)) is not None:
                     window.append((nxt, ex.submit(in_context(one), nxt)))
                 if not window:
                     break
@@ -241,16 +263,30 @@ class LLMReader:
             notes.append(f"stage 1 stopped after {read_n} of {len(read_ids)} papers: {stop_at} judged sufficient")
         notes.append(f"stage 1: {len(relevant)} of {read_n} papers read passed to synthesis "
                      f"({sum(r.sufficient for r in relevant)} judged sufficient)")
+        return relevant
+
+    def _for_synthesis(self, relevant: list[Reading], options: Optional[dict[str, str]], fallback: ReadResult,
+                       per_paper: dict[str, list[Chunk]], notes: list[str]) -> list[Reading]:
+        """The readings stage 2 sees: stage 1's (or, when it passed none, the extractive reader's
+        papers with their evidence), those judged sufficient first, then candidate order, at most
+        ``read.synth_papers``; with ``read.draft`` the draft's evidence and the passage behind each
+        option added (:func:`with_draft_evidence`)."""
         if not relevant:
             notes.append("stage 1 found no relevant paper: the extractive reader's papers are read")
             relevant = [Reading(pid, [c for c in fallback.evidence if c.paper_id == pid] or per_paper.get(pid, [])[:2])
                         for pid in fallback.papers]
-        relevant.sort(key=lambda r: not r.sufficient)  # stable: sufficient ones first, then candidate order
+        relevant = sorted(relevant, key=lambda r: not r.sufficient)  # stable: sufficient first, then candidate order
         relevant = relevant[: self.params.synth_papers]
         if self.params.draft:  # the draft's evidence and the passage behind each option, among the passages
             behind = [m["chunk_id"] for lab in options or {} if (m := option_match(fallback.option_support, lab))]
             shown = list(fallback.evidence) + self.graph.chunks(list(dict.fromkeys(behind)))  # de-duplicated below
             relevant = with_draft_evidence(relevant, shown)
+        return relevant
+
+    def _stage2(self, request: ReadRequest, relevant: list[Reading], fallback: ReadResult, n_read: int,
+                notes: list[str]) -> ReadResult:
+        """Stage 2 (:meth:`_synthesize`) on a copy of ``fallback``; when its call fails the
+        extractive answer is kept and noted."""
         result = ReadResult(fallback.papers, fallback.evidence, fallback.freeform, fallback.choice,
                             paper_scores=fallback.paper_scores, option_scores=fallback.option_scores,
                             option_support=fallback.option_support,
@@ -258,11 +294,12 @@ class LLMReader:
         result.supporting = {r.paper_id: [c.chunk_id for c in r.support] for r in relevant}
         t = time.perf_counter()
         try:
-            self._synthesize(question, relevant, options, schema, answer_types, result)
+            self._synthesize(request.question, relevant, request.options, request.schema, request.answer_types,
+                             result)
         except LLMError as exc:
             result.reader = "llm stage 1 + extractive"
             notes.append(f"stage 2: {exc}; the extractive answer is kept")
-        request.progress.line(f"synthesis from {len(relevant)} relevant paper(s) of {len(read_ids)} read "
+        request.progress.line(f"synthesis from {len(relevant)} relevant paper(s) of {n_read} read "
                               f"({time.perf_counter() - t:.0f} s)")
         return result
 
@@ -336,7 +373,7 @@ class LLMReader:
         draft = draft_lines(result, types, options, {c.chunk_id: lab for lab, c in labels.items()}) \
             if self.params.draft else "- none"
         text = render("synthesize", question=question, evidence="\n\n".join(blocks), draft=draft,
-                      **_answer_spec(types, options, schema))
+                      **answer_spec(types, options, schema))
         out = self._ask(text, list(labels.values()), synthesis_model(types, list(options or {}), schema), "synthesize")
         self._apply_support(out, labels, relevant, result)
         extractive = (result.freeform, result.choice)
@@ -344,11 +381,11 @@ class LLMReader:
             if echoes_example("synthesize", getattr(out, name, None)):
                 result.notes.append(f"stage 2 {name} {getattr(out, name)!r} copies the prompt's reply shape: ignored")
                 setattr(out, name, "")
-        _apply_answers(out, types, result)
+        apply_answers(out, types, result)
         if "table" in types and out.rows:
             titles = {r.paper_id: self.graph.paper(r.paper_id).title for r in relevant}
             result.rows = clean_rows(result.rows or [], titles, result.notes)
-        _check_grounding(out, options, result, extractive)
+        check_grounding(out, options, result, extractive)
         result.facts = [{"paper_id": r.paper_id, **f.model_dump(), "chunk_id": c.chunk_id}
                         for r in relevant for f, c in r.facts]
         if getattr(out, "calculation", ""):
@@ -408,140 +445,3 @@ def with_draft_evidence(relevant: list[Reading], evidence: Sequence[Chunk]) -> l
         if all(s.chunk_id != c.chunk_id for s in r.support):
             r.support.append(c)
     return out
-
-
-def option_match(option_support: dict[str, dict], label: str) -> Optional[dict]:
-    """The first ``{"chunk_id", "text"}`` the extractive reader found for option ``label``
-    (``ReadResult.option_support``), or None (no evidence, or entries without a chunk)."""
-    for e in (option_support.get(label) or {}).get("evidence") or []:
-        if isinstance(e, dict) and e.get("chunk_id"):
-            return e
-    return None
-
-
-def draft_lines(result: ReadResult, types: Sequence[str], options: Optional[dict[str, str]],
-                label_of: dict[str, str]) -> str:
-    """The extractive answer in ``result`` as the stage-2 prompt's draft, one ``- field: value``
-    line each: papers, evidence (as the prompt's E labels: ``label_of`` maps chunk id -> label),
-    the answer, per option the passage that matches it best (its text and label) and the choice,
-    the rows as JSON objects. Only the fields of ``types``; ``- none`` when there is no draft."""
-
-    def cite(chunk_ids: Sequence[str]) -> str:
-        labs = [label_of[c] for c in chunk_ids if c in label_of]
-        return ", ".join(dict.fromkeys(labs)) or "none of the passages above"
-
-    lines = [f"- papers: {', '.join(result.papers) or 'none'}",
-             f"- evidence: {cite([c.chunk_id for c in result.evidence])}"]
-    if "freeform" in types and result.freeform:
-        lines.append(f"- answer: {result.freeform}")
-    if "multiple_choice" in types and options:
-        for lab in options:
-            m = option_match(result.option_support, lab)
-            if m:
-                lines.append(f"- option {lab} matches: \"{str(m.get('text') or '')[:200]}\" ({cite([m['chunk_id']])})")
-        if result.choice:
-            lines.append(f"- choice: {result.choice}")
-    if "table" in types and result.rows:
-        lines += [f"- row: {json.dumps(r, ensure_ascii=False)}" for r in result.rows[:30]]
-    return "\n".join(lines) if result.papers else "- none"
-
-
-_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
-
-
-def stated(value: Union[str, float], text: str) -> bool:
-    """A stage-1 fact's ``value`` is stated by the passage ``text``: each of its numbers occurs
-    there as written ("3e-4" is not stated by "a learning rate of 0.001"; commas ignored); a value
-    without numbers shares at least one term with the passage (case and stop words aside)."""
-    if isinstance(value, float):
-        value = str(int(value)) if value.is_integer() else repr(value)
-    body = text.replace(",", "")
-    nums = _NUMBER.findall(value.replace(",", ""))
-    if nums:
-        return all(re.search(rf"(?<![\d.]){re.escape(n)}(?![\d]|\.\d)", body) for n in nums)
-    words = set(tokenize(value))
-    return not words or bool(words & set(tokenize(body)))
-
-
-def _answer_spec(types: Sequence[str], options: Optional[dict[str, str]], schema: Optional[list[dict]]) -> dict[str, str]:
-    """The ``options``, ``schema`` and ``fields`` parts of the synthesis prompt."""
-    opts = "".join(f"\n  {k}. {v}" for k, v in (options or {}).items())
-    cols = "; ".join(f"{c['name']} ({c.get('type', 'string')}{', row key' if c.get('is_row_key') else ''})"
-                     for c in schema or [])
-    fields = []
-    if "freeform" in types or "multiple_choice" in types:
-        fields.append('- "calculation": the values you use and any arithmetic or comparison, in one or two '
-                      'lines ("" if none is needed);')
-    if "freeform" in types:
-        fields.append('- "answer": the answer as a short text (a value with its unit, a name, or a sentence);')
-    if "multiple_choice" in types:
-        fields.append('- "choice": the letter of the correct option;')
-    if "table" in types:
-        fields.append('- "rows": the answer table, one object per row with exactly the columns above;')
-    return {"options": f"Options:{opts}\n" if opts else "", "schema": f"Answer table columns: {cols}\n" if cols else "",
-            "fields": "\n".join(fields)}
-
-
-def _check_grounding(out: Any, options: Optional[dict[str, str]], result: ReadResult,
-                     extractive: tuple[Optional[str], Optional[str]]) -> None:
-    """A free-text answer or chosen option that states a number neither in the cited evidence
-    nor computed from it by the stated calculation (:mod:`lit3r.read.grounding`) is flagged in
-    the notes and replaced by the extractive answer."""
-    texts = [c.text for c in result.evidence]
-    calculation = getattr(out, "calculation", "") or ""
-    if result.freeform and result.freeform != extractive[0]:
-        missing = ungrounded(result.freeform, calculation, texts)
-        if missing:
-            result.notes.append(f"stage 2 answer states {', '.join(missing)}, which the cited evidence does not: "
-                                "the extractive answer is used")
-            result.freeform = extractive[0]
-    if options and result.choice and result.choice != extractive[1] and result.choice in options:
-        missing = ungrounded(options[result.choice], calculation, texts)
-        if missing:
-            result.notes.append(f"stage 2 chose {result.choice}, whose {', '.join(missing)} the cited evidence does "
-                                "not state: the extractive choice is used")
-            result.choice = extractive[1]
-
-
-_LABEL_VALUE = re.compile(r"^\s*\[?\s*[PE]\d{1,3}\s*\]?\s*$")
-
-
-def clean_rows(rows: list[dict], titles: dict[str, str], notes: list[str]) -> list[dict]:
-    """Table rows without prompt machinery as values (issue 14, item 9): a cell that is a
-    passage label ("P2", "[E1]") is emptied, and one that is a read paper's id ("2401.06104",
-    "[2401.06104]") becomes its title; each change is noted once."""
-    ids = {pid.lower(): title for pid, title in titles.items()}
-    changed = set()
-    out = []
-    for row in rows:
-        clean = {}
-        for col, value in row.items():
-            if isinstance(value, str) and _LABEL_VALUE.match(value):
-                changed.add("passage labels emptied")
-                value = None
-            elif is_placeholder(value):
-                changed.add("placeholders of the prompt's reply shape emptied")
-                value = None
-            elif isinstance(value, str) and value.strip().strip("[]").lower() in ids:
-                changed.add("paper ids replaced by titles")
-                value = ids[value.strip().strip("[]").lower()]
-            clean[col] = value
-        out.append(clean)
-    notes += [f"stage 2 table: {c}" for c in sorted(changed)]
-    return out
-
-
-def _apply_answers(out: Any, types: Sequence[str], result: ReadResult) -> None:
-    """The reply's answers -> ``result`` (an empty free text or table keeps the extractive one)."""
-    if "freeform" in types:
-        if out.answer.strip():
-            result.freeform = out.answer.strip()
-        else:
-            result.notes.append("stage 2 gave no free-text answer: the extractive one is kept")
-    if "multiple_choice" in types:
-        result.choice = out.choice
-    if "table" in types:
-        if out.rows:
-            result.rows = [r.model_dump(by_alias=True) for r in out.rows]
-        else:
-            result.notes.append("stage 2 gave no table rows: the extractive rows are kept")

@@ -44,7 +44,7 @@ def extractive_rows(question: str, schema: list[dict], chunks: list[Chunk], titl
     if _PAPER_COLUMN.search(key):
         return _paper_rows(question, key, others, by_kind, titles, cells, own or {}, paper_lines or {}, cited)
     names = _row_names(question, schema, cells, others, titles)
-    block = _one_block(cells, names)
+    block = _one_block(cells, names, question)
     mine = [n for ns in (own or {}).values() for n in ns]
     return [_named_row(question, key, name, others, by_kind, _cells_of(name, block, cells, mine), cited)
             for name in names]
@@ -218,9 +218,10 @@ def _names_row(unit: Unit, name: str) -> bool:
     return " ".join(unit.row_key.lower().split()) == " ".join(name.lower().split())
 
 
-def _one_block(cells: Sequence[Unit], names: Sequence[str]) -> list[Unit]:
+def _one_block(cells: Sequence[Unit], names: Sequence[str], question: str = "") -> list[Unit]:
     """The cells of the one table block (chunk and row group) that names the most of ``names``
-    (ties: the earlier block), so that a table answer reads one comparison, not a mix."""
+    (ties: a block whose group label the ``question`` names, "... on StrategyQA"; then the earlier
+    block), so that a table answer reads one comparison, not a mix."""
     blocks: dict[tuple[str, str], set[str]] = {}
     for u in cells:
         for name in names:
@@ -228,7 +229,8 @@ def _one_block(cells: Sequence[Unit], names: Sequence[str]) -> list[Unit]:
                 blocks.setdefault((u.chunk.chunk_id, u.row_group), set()).add(name)
     if not blocks:
         return []
-    best = max(blocks, key=lambda b: len(blocks[b]))
+    asked = terms(question)
+    best = max(blocks, key=lambda b: (len(blocks[b]), bool(b[1]) and terms(b[1]) <= asked))  # max: the first of ties
     return [u for u in cells if (u.chunk.chunk_id, u.row_group) == best]
 
 

@@ -20,9 +20,12 @@ geometry, so the reading is a heuristic, stated here once:
   columns only ("GSM8K | SVAMP" over their "N-CoT | P-CoT" pairs); otherwise a header line that
   starts with the stub's header ("Method | Bits/dim | Images/sec") labels the value columns from
   the left, and is never a value row, even when its labels are numbers ("Model | PS | 1024");
+  so is a value-like first line followed by a header continuation ("Multi- | 256 | 512" over
+  "state size | (full)");
 - when a one-cell line heads the first value row and others occur among the rows, they are
   section labels ("Tiny", "Short", "Long"): each is the group of the rows below it, unless a group
-  label spans the rows;
+  label spans the rows; short one-cell lines among the rows that none heads are centred labels,
+  each the group of the rows nearest to it;
 - a row shorter than ``n`` fills its columns from the left.
 """
 
@@ -37,6 +40,13 @@ _CAPTION = re.compile(r"^(Table|Tab\.)\s*\d+", re.I)
 _STUB_HEADER = re.compile(r"^(?:method|model|approach|system|name|setting|baseline|architecture)s?$", re.I)
 #: A value cell: a number (with sign, parentheses, unit or a trailing mark), or a dash for "none".
 _VALUE = re.compile(r"^(?:[-\u2013\u2014]|[-+\u00b1~<>\u2248(]*\d)")
+
+#: Centred group labels: at least this many one-cell lines among the rows, each at most
+#: ``_LABEL_CHARS`` characters.
+CENTRED_LABELS = 2
+_LABEL_CHARS = 40
+#: An integer as a column label ("512", "1,024").
+_INTEGER = re.compile(r"^\d{1,3}(?:,\d{3})*$|^\d+$")
 
 
 @dataclass
@@ -79,12 +89,14 @@ def parse_table(text: str) -> ParsedTable:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     caption = lines.pop(0) if lines and _CAPTION.match(lines[0]) else ""
     split = [_cells(ln) for ln in lines]
-    first = next((i for i, c in enumerate(split) if _is_row(c)), len(split))
+    first, numbered = _first_row(split)
     data = [c for c in split[first:] if _is_row(c)]
     if not data:
         return ParsedTable(caption, [])
     width = Counter(len(c) for c in data).most_common(1)[0][0]
-    columns = _column_labels([c for c in split[:first] if len(c) > 1], width - 1)
+    heads = [c if i <= numbered else [""] * (width - len(c)) + c[1:]  # a continuation: its first cell the stub's
+             for i, c in enumerate(split[:first])]
+    columns = _column_labels([c for c in heads if len(c) > 1], width - 1)
     labelled = [i for i, c in enumerate(data) if len(c) == width + 1 and not _VALUE.match(c[0])]
     sections = _sections(split, first)
     rows = []
@@ -97,14 +109,32 @@ def parse_table(text: str) -> ParsedTable:
     return ParsedTable(caption, columns, rows)
 
 
+def _first_row(split: list[list[str]]) -> tuple[int, int]:
+    """``(first value row, last header line that is not a continuation)`` (module docstring): in a
+    table without header lines, a line of integers followed by header continuations (lines of fewer cells, several, that are no
+    value rows: "state size | (full)") before the next value row is a header line whose labels are
+    numbers ("Multi- | 256 | 512 | 1,024"); a continuation's first cell continues the stub's
+    header, its other cells are aligned to the right."""
+    rows = [i for i, c in enumerate(split) if _is_row(c)]
+    if not rows:
+        return len(split), len(split)
+    first = rows[0]
+    between = split[first + 1: rows[1]] if len(rows) > 1 else []
+    headless = all(len(c) == 1 for c in split[:first])
+    if between and headless and all(_INTEGER.match(c) for c in split[first][1:]) \
+            and all(1 < len(c) < len(split[first]) for c in between):
+        return rows[1], first
+    return first, first
+
+
 def _sections(split: list[list[str]], first: int) -> list[str]:
     """The section label of each value row (module docstring): when a one-cell line heads the first
     value row and others occur among the rows ("Tiny", "Short", "Long"), each heads the rows below
     it; "" for every row otherwise."""
     body = split[first:]
     heads = first > 0 and len(split[first - 1]) == 1 and any(len(c) == 1 for c in body)
-    if not heads:  # a label among rows that no label heads is a centred group label, not a section
-        return ["" for c in body if _is_row(c)]
+    if not heads:  # labels among rows that no label heads are centred group labels
+        return _centred(body)
     current = split[first - 1][0]
     out = []
     for c in body:
@@ -113,6 +143,22 @@ def _sections(split: list[list[str]], first: int) -> list[str]:
         elif _is_row(c):
             out.append(current)
     return out
+
+
+def _centred(body: list[list[str]]) -> list[str]:
+    """The group label of each value row of ``body`` when short one-cell lines occur among the rows
+    at least ``CENTRED_LABELS`` times, each centred on its block ("AQuA-RAT" between the 2nd and 3rd
+    of its 4 rows): when the rows split into blocks of equal size, each with its label inside, the
+    label of its block; else the nearest such line by line distance (ties: the one above); "" for
+    every row otherwise."""
+    at = [i for i, c in enumerate(body) if len(c) == 1 and len(c[0]) <= _LABEL_CHARS and not _VALUE.match(c[0])]
+    rows = [i for i, c in enumerate(body) if _is_row(c)]
+    if len(at) < CENTRED_LABELS or not rows or at[0] < rows[0] or at[-1] > rows[-1]:
+        return ["" for _ in rows]
+    size = len(rows) // len(at)
+    if size * len(at) == len(rows) and all(rows[k * size] < j < rows[(k + 1) * size - 1] for k, j in enumerate(at)):
+        return [body[at[n // size]][0] for n in range(len(rows))]  # blocks of equal size, each around its label
+    return [body[min(at, key=lambda j: (abs(j - i), j > i))][0] for i in rows]
 
 
 def _column_labels(headers: list[list[str]], n_values: int) -> list[str]:

@@ -151,3 +151,79 @@ def test_a_cell_comes_from_the_column_whose_label_holds_most_of_the_columns_word
     rows = extractive_rows("Samples and average target words of Multi-LexSum and XSUM?", schema, [chunk],
                            {"p": "Multi-LexSum"}, units_of(chunk, 1.0))
     assert {"Dataset": "Multi-LexSum", "Samples": 1603, "Avg. target words": 24.7} in rows
+
+
+def test_options_with_the_same_numbers_in_another_order_are_told_apart_by_the_roles_of_their_cells():
+    from lit3r.read.claims import Support, choose_option, units_of
+    from lit3r.read.roles import role_choice
+
+    chunk = _table("Table 3: Ablation of the components on the benchmark.\n"
+                   "Version | Base | Ours (w/o filter) | Ours\n"
+                   "Accuracy | 0.41 | 0.52 | 0.55\n"
+                   "#Steps | - | 1200 | 1130")
+    options = {"A": "1130 vs 1200", "B": "1200 vs 1130", "C": "565 vs 1200"}
+    units = units_of(chunk, 1.0)
+    q = "How many steps does the full method take, compared with the variant without the filter?"
+    choice, per = choose_option(options, units, Support(q, units))
+    assert choice is None and per["A"].score == per["B"].score > 0  # the same numbers: equal support
+    assert role_choice(q, options, ["A", "B"], units) == "A"
+    swapped = "How many steps does the variant without the filter take, compared with the full method?"
+    assert role_choice(swapped, options, ["A", "B"], units) == "B"
+    assert role_choice("How many steps does the full method take?", options, ["A", "B"], units) is None
+
+
+def test_a_header_line_of_integers_continued_on_the_next_line_labels_the_columns():
+    sweep = parse_table("Table 2: Cost for each window length.\n"
+                        "Window | 64 | 128 | 1,024\n"
+                        "length | (full)\n"
+                        "Latency (ms) | 3.2 | 5.9 | 40.1\n"
+                        "Max batch | 96 | 48 | 6")
+    assert sweep.columns == ["64", "128", "1,024 (full)"]
+    assert [(r.key, r.cells) for r in sweep.rows] == [("Latency (ms)", ["3.2", "5.9", "40.1"]),
+                                                      ("Max batch", ["96", "48", "6"])]
+    plain = parse_table("Table 3: Scores.\nModel | A | B\nX | 64 | 128\nnotes | here\nY | 1 | 2")
+    assert [r.key for r in plain.rows] == ["X", "Y"]  # a value row of integers followed by text that is no continuation
+
+
+CENTRED = ("Table 4: Accuracy per dataset and model.\n"
+           "Dataset | Method | Model-S | Model-L\n"
+           "Greedy | 11.10 | 20.20\n"
+           "Voting | 12.30 | 21.40\n"
+           "SetOne\n"
+           "Weighted | 13.50 | 22.60\n"
+           "Greedy | 30.10 | 40.20\n"
+           "Voting | 31.30 | 41.40\n"
+           "SetTwo\n"
+           "Weighted | 32.50 | 42.60")
+
+
+def test_one_cell_labels_centred_among_the_rows_group_the_rows_nearest_to_them():
+    table = parse_table(CENTRED)
+    assert [(r.group, r.key) for r in table.rows] == [("SetOne", "Greedy"), ("SetOne", "Voting"),
+                                                      ("SetOne", "Weighted"), ("SetTwo", "Greedy"),
+                                                      ("SetTwo", "Voting"), ("SetTwo", "Weighted")]
+
+
+def test_a_table_answer_reads_the_block_whose_group_the_question_names():
+    from lit3r.read.claims import units_of
+    from lit3r.read.rows import extractive_rows
+
+    chunk = _table(CENTRED)
+    schema = [{"name": "Method", "type": "string", "is_row_key": True}, {"name": "Model-S", "type": "number"}]
+    q = "On SetTwo, what accuracy do the methods [Greedy, Voting] reach with Model-S?"
+    rows = extractive_rows(q, schema, [chunk], {"p": "A paper"}, units_of(chunk, 1.0))
+    assert rows == [{"Method": "Greedy", "Model-S": 30.1}, {"Method": "Voting", "Model-S": 31.3}]
+
+
+def test_an_option_is_read_from_the_named_cells_of_a_value_grid_in_a_figures_text():
+    from lit3r.read.grids import pick_grid
+
+    fig = Chunk(chunk_id="p::f2", paper_id="p", kind="figure", page=5, section="4 Results", object_id="Figure 2",
+                text="Figure 2: Recall per task and input length (rows: tasks t1-t3).\n"
+                     "1k 2k 4k 8k Input length t3 90 70 50 10 t2 95 80 60 30 t1 99 85 75 40", seq=5)
+    options = {"A": "99 and 75", "B": "99 and 40", "C": "95 and 30", "D": "90 and 40"}
+    q = "A paper tests recall over lengths up to 8k. For task t1, what recall is shown at 1k and at 8k?"
+    pick = pick_grid(q, options, [fig])
+    assert pick is not None and pick.label == "B" and pick.chunk is fig
+    assert pick_grid("For task t1, what recall is shown at 1k?", options, [fig]) is None  # one cell: no option
+    assert pick_grid("For task t9, what recall is shown at 1k and at 8k?", options, [fig]) is None
