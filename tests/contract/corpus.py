@@ -15,6 +15,7 @@ import hashlib
 import random
 
 import numpy as np
+import pytest
 
 from graph.records import Chunk, Neighbour, Paper, Reference, Source, chunk_id_for
 
@@ -104,3 +105,23 @@ def make_corpus(seed: int = 7) -> tuple[list[Paper], list[Chunk], list[Reference
         refs += _references(rng, pid, ids, works)
     vectors = HashingEncoder(DIM).encode([c.text for c in chunks])
     return papers, chunks, refs, _neighbours(papers, chunks, vectors), vectors
+
+
+class OnNeo4j:
+    """Mixin of the Neo4j halves of the contracts: ``cls.uri`` of the session's test Neo4j, and
+    :meth:`load_corpus` writing the hand-made records into it (replacing what the previous class loaded)."""
+
+    uri: str
+
+    @pytest.fixture(scope="class", autouse=True)
+    @classmethod
+    def _server(cls, servers):
+        cls.uri = servers[0].uri
+
+    @classmethod
+    def load_corpus(cls, papers, chunks, refs, neighbours) -> None:
+        from graph.neo4j_store import Neo4jGraphStore, connect
+
+        store = Neo4jGraphStore(connect(cls.uri))
+        store.load(papers, chunks, refs, neighbours)
+        store.close()

@@ -15,6 +15,7 @@ from collections import defaultdict
 import pytest
 
 from graph.records import Chunk
+from tests.contract.corpus import OnNeo4j
 
 UNKNOWN = "no-such-paper-0000"
 
@@ -200,19 +201,12 @@ class TestEmbeddedGraphStore(GraphStoreContract):
         return EmbeddedGraphStore.open(path)
 
 
-class TestNeo4jGraphStore(GraphStoreContract):
-    @pytest.fixture(scope="class", autouse=True)
-    @classmethod
-    def _server(cls, servers):
-        cls.uri = servers[0].uri
-
+class TestNeo4jGraphStore(OnNeo4j, GraphStoreContract):
     @classmethod
     def make_store(cls, papers, chunks, refs, neighbours):
         from graph.neo4j_store import Neo4jGraphStore, connect
 
-        store = Neo4jGraphStore(connect(cls.uri))
-        store.load(papers, chunks, refs, neighbours)
-        store.close()
+        cls.load_corpus(papers, chunks, refs, neighbours)
         return Neo4jGraphStore.open(connect(cls.uri))
 
     def test_a_second_identical_load_writes_nothing(self, store, records):

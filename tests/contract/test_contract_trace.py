@@ -17,6 +17,7 @@ import pytest
 
 from graph.errors import UnknownIdError
 from lit3r.trace_graph import trace_graph
+from tests.contract.corpus import OnNeo4j
 
 RUN1, RUN2 = "first", "second"
 
@@ -209,18 +210,11 @@ class TestEmbeddedTraceStore(TraceStoreContract):
                                   own_corpus=True)
 
 
-class TestNeo4jTraceStore(TraceStoreContract):
-    @pytest.fixture(scope="class", autouse=True)
-    @classmethod
-    def _server(cls, servers):
-        cls.uri = servers[0].uri
-
+class TestNeo4jTraceStore(OnNeo4j, TraceStoreContract):
     @classmethod
     def make_store(cls, papers, chunks, refs, neighbours):
-        from graph.neo4j_store import Neo4jGraphStore, connect
+        from graph.neo4j_store import connect
         from graph.neo4j_trace import Neo4jTraceStore
 
-        corpus = Neo4jGraphStore(connect(cls.uri))
-        corpus.load(papers, chunks, refs, neighbours)
-        corpus.close()
+        cls.load_corpus(papers, chunks, refs, neighbours)
         return Neo4jTraceStore(connect(cls.uri))
