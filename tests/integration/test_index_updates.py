@@ -301,15 +301,15 @@ def test_a_damaged_index_says_so_and_rebuild_repairs_it(tmp_path, damage):
 
 
 #: Damage done to a copy of a built index, the damaged file `lit3r doctor` must name, and whether
-#: `lit3r ask` still answers (a lost manifest loses no data: only doctor and the next build see it).
+#: `lit3r ask` still answers (issue 25: a missing, torn or cut index file makes it refuse in one line).
 DAMAGES = {
     "vectors cut in half": ("chunk_vectors.f32 holds", False),
     "vectors zeroed": ("chunk_vectors.f32: only zeros", False),
-    "paper vectors cut": ("paper_vectors.f32 holds", True),
+    "paper vectors cut": ("paper_vectors.f32 holds", False),
     "database overwritten": ("lit3r.sqlite is not a SQLite database", False),
     "database pages zeroed": ("lit3r.sqlite fails quick_check", False),
-    "manifest missing": ("manifest.json is missing", True),
-    "manifest torn": ("manifest.json: not valid JSON", True),
+    "manifest missing": ("manifest.json is missing", False),
+    "manifest torn": ("manifest.json: not valid JSON", False),
     "postings cut": ("/docs.npy is cut short", False),
     "postings header garbage": ("/tf.npy has no valid .npy header", False),
     "segment folder deleted": ("the BM25 segment folder chunks-", False),
