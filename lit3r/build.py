@@ -41,7 +41,7 @@ import numpy as np
 from graph.atomic import write_text_atomic
 from graph.embedded import GraphWriter
 from graph.errors import IndexDamaged, PermissionDenied, first_unreadable
-from graph.progress import Progress, Reporter
+from graph.progress import RateProgress, Reporter
 from graph.records import Neighbour, Paper
 from graph.search.embedded import DB_NAME, stored_dim, top_k_with_ties
 from graph.search.embedded_writer import IndexWriter
@@ -56,6 +56,8 @@ BUILD_VERSION = "2"
 #: the encoder's measured speed, between MIN_ and MAX_BATCH_CHUNKS chunks.
 BATCH_SECONDS = 20.0
 MIN_BATCH_CHUNKS, MAX_BATCH_CHUNKS = 128, 8192
+#: Chunks per encoder call within a batch: the ``encoding`` progress bar advances after each.
+PROGRESS_CHUNKS = 256
 
 
 @dataclass
@@ -285,6 +287,7 @@ class _Build:
         self.corpus_version = read_corpus_version(home)
         self.batch: list[tuple[PaperRecords, str, str, bool, bool]] = []
         self.pending = 0
+        self.bar: RateProgress = Reporter(enabled=False).rate_bar("encoding", 0, "chunk")
 
     def run(self, n_papers: int, t0: float) -> BuildReport:
         self._prepare_target()
@@ -350,12 +353,22 @@ class _Build:
         self.live_s, self.staged_s = writer.live(), writer.staged()
         self.live_g, self.staged_g = graph.live_hashes(), graph.staged_hashes()
         seen: set[str] = set()
-        with Reporter(enabled=self.progress).bar("building index", n_papers, "paper") as bar:
-            self._stream_papers(bar, seen)
+        todo = self._chunks_to_encode() if self.progress else 0
+        with Reporter(enabled=self.progress and todo > 0).rate_bar("encoding", todo, "chunk") as bar:
+            self.bar = bar
+            self._stream_papers(seen)
         return seen
 
-    def _stream_papers(self, bar: Progress, seen: set[str]) -> None:
-        """The loop of :meth:`_stream`: each paper counted on ``bar`` and added to ``seen``."""
+    def _chunks_to_encode(self) -> int:
+        """Chunks of the papers new or changed since the live index (a first pass over the corpus
+        files that hashes them, no JSON): the total of the ``encoding`` bar, which takes off the
+        chunks found staged or cached on the way."""
+        return sum(rec.n_chunks for rec in iter_corpus(self.home)
+                   if not (self.live_g.get(rec.paper_id) == rec.digest and rec.paper_id in self.live_s))
+
+    def _stream_papers(self, seen: set[str]) -> None:
+        """The loop of :meth:`_stream`: each paper added to ``seen``; the chunks it needs not
+        encode taken off the ``encoding`` bar's total."""
         report = self.report
         ts = time.perf_counter()
         m = self.settings.models
@@ -368,7 +381,6 @@ class _Build:
             report.papers += 1
             report.chunks += rec.n_chunks
             report.references += len(rec.lines["references"])
-            bar.update()
             if self.live_g.get(pid) == rec.digest and pid in self.live_s:
                 continue  # unchanged: the same lines give the same chunks, texts and vectors
             ch = _digest(chunk_name, *(f"{c['chunk_id']}\0{c['text']}" for c in rec.chunks))
@@ -377,7 +389,10 @@ class _Build:
             s_done = self.live_s.get(pid) == (ch, ph) or self.staged_s.get(pid) == (ch, ph)
             if g_done and s_done:
                 report.resumed_papers += 1  # done by an interrupted build
+                self.bar.shrink(rec.n_chunks)
                 continue
+            if s_done:
+                self.bar.shrink(rec.n_chunks)  # only its graph records change
             self.batch.append((rec, ch, ph, not g_done, not s_done))
             self.pending += len(rec.chunks)
             if self.pending >= (self.fixed or self.size):
@@ -394,8 +409,9 @@ class _Build:
         ts = time.perf_counter()
         cached = {ch: writer.cached_vectors(ch, len(rec.chunks)) for rec, ch, _ in todo}
         need = [(rec, ch) for rec, ch, _ in todo if cached[ch] is None]
+        self.bar.shrink(sum(len(rec.chunks) for rec, ch, _ in todo if cached[ch] is not None))
         texts = [c["text"] for rec, _ in need for c in rec.chunks]
-        fresh = self.enc.chunk.encode(texts) if texts else np.zeros((0, writer.dim), np.float32)
+        fresh = self._encode_chunks(texts) if texts else np.zeros((0, writer.dim), np.float32)
         pneed = [(rec, ph) for rec, _, ph in todo if writer.cached_paper_vector(ph) is None]
         pfresh = self.enc.paper.encode([paper_text_for_encoder(rec.paper) for rec, _ in pneed]) if pneed else None
         took = time.perf_counter() - ts
@@ -409,6 +425,17 @@ class _Build:
             i += len(rec.chunks)
         pby = {ph: np.asarray(pfresh[j], np.float32) for j, (_, ph) in enumerate(pneed)} if pfresh is not None else {}
         return cached, by_hash, pby
+
+    def _encode_chunks(self, texts: list[str]) -> np.ndarray:
+        """Chunk vectors ``(len(texts), dim)`` float32, encoded in slices of :data:`PROGRESS_CHUNKS`
+        so that the ``encoding`` bar advances within a batch (the clock starts once the model is loaded)."""
+        encoder = self.enc.chunk
+        self.bar.restart()
+        parts = []
+        for i in range(0, len(texts), PROGRESS_CHUNKS):
+            parts.append(np.asarray(encoder.encode(texts[i:i + PROGRESS_CHUNKS]), np.float32))
+            self.bar.update(len(parts[-1]))
+        return np.concatenate(parts)
 
     def _flush(self) -> None:
         """Encode and stage the pending batch in one transaction."""
