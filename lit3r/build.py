@@ -288,6 +288,7 @@ class _Build:
         self.batch: list[tuple[PaperRecords, str, str, bool, bool]] = []
         self.pending = 0
         self.bar: RateProgress = Reporter(enabled=False).rate_bar("encoding", 0, "chunk")
+        self.counted: dict[str, int] = {}
 
     def run(self, n_papers: int, t0: float) -> BuildReport:
         self._prepare_target()
@@ -360,21 +361,33 @@ class _Build:
         return seen
 
     def _chunks_to_encode(self) -> int:
-        """Chunks of the papers new or changed since the live index (a first pass over the corpus
-        files that hashes them, no JSON): the total of the ``encoding`` bar, which takes off the
-        chunks found staged or cached on the way."""
-        return sum(rec.n_chunks for rec in iter_corpus(self.home)
-                   if not (self.live_g.get(rec.paper_id) == rec.digest and rec.paper_id in self.live_s))
+        """Chunks the build will encode (the total of the ``encoding`` bar): those of the papers
+        new or changed since the live index whose chunk texts have no vectors yet, live, staged
+        or cached (a first pass over the corpus files). ``self.counted``: their counts by paper id."""
+        for rec in iter_corpus(self.home):
+            pid = rec.paper_id
+            if self.live_g.get(pid) == rec.digest and pid in self.live_s:
+                continue
+            ch, ph = self._hashes(rec)
+            if (ch, ph) not in (self.live_s.get(pid), self.staged_s.get(pid)) \
+                    and not self.writer.has_vectors(ch, rec.n_chunks):
+                self.counted[pid] = rec.n_chunks
+        return sum(self.counted.values())
+
+    def _hashes(self, rec: PaperRecords) -> tuple[str, str]:
+        """``(chunk hash, paper hash)`` of a paper: its chunk texts and its paper-encoder text, each
+        with the identity of the encoder that embeds them."""
+        m = self.settings.models
+        paper_backend = "torch" if m.paper_adapter else m.encoder_backend
+        paper_name = f"{encoder_identity(m.paper_encoder, paper_backend)}|{m.paper_adapter}"
+        return (_digest(m.chunk_identity, *(f"{c['chunk_id']}\0{c['text']}" for c in rec.chunks)),
+                _digest(paper_name, paper_text_for_encoder(rec.paper)))
 
     def _stream_papers(self, seen: set[str]) -> None:
         """The loop of :meth:`_stream`: each paper added to ``seen``; the chunks it needs not
         encode taken off the ``encoding`` bar's total."""
         report = self.report
         ts = time.perf_counter()
-        m = self.settings.models
-        chunk_name = m.chunk_identity
-        paper_backend = "torch" if m.paper_adapter else m.encoder_backend
-        paper_name = f"{encoder_identity(m.paper_encoder, paper_backend)}|{m.paper_adapter}"
         for rec in iter_corpus(self.home):
             pid = rec.paper_id
             seen.add(pid)
@@ -383,16 +396,15 @@ class _Build:
             report.references += len(rec.lines["references"])
             if self.live_g.get(pid) == rec.digest and pid in self.live_s:
                 continue  # unchanged: the same lines give the same chunks, texts and vectors
-            ch = _digest(chunk_name, *(f"{c['chunk_id']}\0{c['text']}" for c in rec.chunks))
-            ph = _digest(paper_name, paper_text_for_encoder(rec.paper))
+            ch, ph = self._hashes(rec)
             g_done = self.live_g.get(pid) == rec.digest or self.staged_g.get(pid) == rec.digest
             s_done = self.live_s.get(pid) == (ch, ph) or self.staged_s.get(pid) == (ch, ph)
             if g_done and s_done:
                 report.resumed_papers += 1  # done by an interrupted build
-                self.bar.shrink(rec.n_chunks)
+                self.bar.shrink(self.counted.pop(pid, 0))
                 continue
             if s_done:
-                self.bar.shrink(rec.n_chunks)  # only its graph records change
+                self.bar.shrink(self.counted.pop(pid, 0))  # only its graph records change
             self.batch.append((rec, ch, ph, not g_done, not s_done))
             self.pending += len(rec.chunks)
             if self.pending >= (self.fixed or self.size):
@@ -409,7 +421,8 @@ class _Build:
         ts = time.perf_counter()
         cached = {ch: writer.cached_vectors(ch, len(rec.chunks)) for rec, ch, _ in todo}
         need = [(rec, ch) for rec, ch, _ in todo if cached[ch] is None]
-        self.bar.shrink(sum(len(rec.chunks) for rec, ch, _ in todo if cached[ch] is not None))
+        # vectors of the same chunk texts encoded earlier in this build
+        self.bar.shrink(sum(self.counted.pop(rec.paper_id, 0) for rec, ch, _ in todo if cached[ch] is not None))
         texts = [c["text"] for rec, _ in need for c in rec.chunks]
         fresh = self._encode_chunks(texts) if texts else np.zeros((0, writer.dim), np.float32)
         pneed = [(rec, ph) for rec, _, ph in todo if writer.cached_paper_vector(ph) is None]
