@@ -11,6 +11,11 @@ alive), and a last one when it ends::
     building index: 12/60 papers, 34 s
     building index: 60/60 papers, 151 s
 
+A long step of known size (encoding the chunks of ``lit3r ingest``) uses :meth:`Reporter.rate_bar`,
+which adds the rate and the time left (estimated from the mean rate so far)::
+
+    encoding: 1,234/8,976 chunks, 15.2 chunks/s, about 8 min left
+
 :class:`Reporter` is the one entry point: ``Reporter(enabled=False)`` reports nothing.
 """
 
@@ -54,6 +59,66 @@ class _Off:
         pass
 
 
+class RateProgress(Progress, Protocol):
+    """A :class:`Progress` that shows the rate and time left (:meth:`Reporter.rate_bar`)."""
+
+    def shrink(self, n: int) -> None: ...
+
+    def restart(self) -> None: ...
+
+    def __enter__(self) -> "RateProgress": ...
+
+
+def time_left(seconds: float) -> str:
+    """A duration for people: ``40 s``, ``8 min``, ``2 h 5 min``."""
+    if seconds < 60:
+        return f"{max(1, round(seconds))} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
+
+
+class _OffRate(_Off):
+    def __enter__(self) -> "_OffRate":
+        return self
+
+    def shrink(self, n: int) -> None:
+        pass
+
+    def restart(self) -> None:
+        pass
+
+
+class _TqdmRate:
+    """A tqdm bar with the rate and the time left, e.g.
+    ``encoding:  14%|##  | 1234/8976 chunks, 15.2 chunks/s, 08:29 left``."""
+
+    def __init__(self, stream: TextIO, desc: str, total: int, unit: str) -> None:
+        from tqdm import tqdm
+
+        fmt = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} " + unit + "s, {rate_fmt}, {remaining} left"
+        self.bar = tqdm(total=total, desc=desc, unit=f" {unit}s", file=stream, mininterval=1, bar_format=fmt)
+
+    def update(self, n: int = 1) -> None:
+        self.bar.update(n)
+
+    def shrink(self, n: int) -> None:
+        self.bar.total = max(self.bar.n, (self.bar.total or 0) - n)
+        self.bar.refresh()
+
+    def restart(self) -> None:
+        if self.bar.n == 0:
+            self.bar.reset(total=self.bar.total)
+
+    def close(self) -> None:
+        self.bar.close()
+
+    def __enter__(self) -> "_TqdmRate":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 class LineProgress:
     """Plain progress lines ``"<desc>: <n>/<total> <unit>s, <seconds> s"`` on ``stream`` (see the
     module docstring). ``heartbeat`` False: lines only on :meth:`update` and :meth:`close` (no
@@ -61,8 +126,9 @@ class LineProgress:
 
     def __init__(self, stream: TextIO, desc: str, total: Optional[int] = None, unit: str = "item",
                  interval: float = INTERVAL, *, heartbeat: bool = True,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, rate: bool = False) -> None:
         self.stream, self.desc, self.total, self.unit, self.interval = stream, desc, total, unit, interval
+        self.rate = rate
         self.clock = clock
         self.n = 0
         self.start = self.last = clock()
@@ -76,6 +142,8 @@ class LineProgress:
 
     def line(self) -> str:
         """The current line, e.g. ``building index: 12/60 papers, 34 s``."""
+        if self.rate and self.total is not None:
+            return self._rate_line()
         plural = "" if (self.total if self.total is not None else self.n) == 1 else "s"
         done = f"{self.n}/{self.total}" if self.total is not None else f"{self.n}"
         return f"{self.desc}: {done} {self.unit}{plural}, {self.clock() - self.start:.0f} s"
@@ -85,6 +153,31 @@ class LineProgress:
         with self._lock:
             self.n += n
             self._write_if_due()
+
+    def shrink(self, n: int) -> None:
+        """Take ``n`` units off the total (work found done without doing it, e.g. cached vectors)."""
+        with self._lock:
+            if self.total is not None:
+                self.total = max(self.n, self.total - n)
+
+    def restart(self) -> None:
+        """Start the clock again (before the first unit: a model load is not part of the rate)."""
+        with self._lock:
+            if self.n == 0:
+                self.start = self.last = self.clock()
+
+    def _rate_line(self) -> str:
+        """``encoding: 1,234/8,976 chunks, 15.2 chunks/s, about 8 min left`` (no rate before the
+        first unit; the seconds taken once all are done)."""
+        total = self.total or 0
+        took = self.clock() - self.start
+        text = f"{self.desc}: {self.n:,}/{total:,} {self.unit}s"
+        per_s = self.n / took if self.n and took > 0 else 0.0
+        if per_s:
+            text += f", {per_s:.1f} {self.unit}s/s"
+        if per_s and self.n < total:
+            return text + f", about {time_left((total - self.n) / per_s)} left"
+        return text + f", {took:.0f} s"
 
     def tick(self) -> None:
         """Write a line when the last one is ``interval`` seconds old (the heartbeat's step)."""
@@ -153,6 +246,17 @@ class Reporter:
 
             return tqdm(total=total, desc=desc, unit=unit, file=self.stream, mininterval=1)
         return LineProgress(self.stream, desc, total, unit, INTERVAL if self._interval is None else self._interval)
+
+    def rate_bar(self, desc: str, total: int, unit: str) -> "RateProgress":
+        """A bar for a long step of ``total`` ``unit`` s that shows the rate (units/s) and the time
+        left: a tqdm bar on a terminal, else :class:`LineProgress` lines (module docstring).
+        It also has ``shrink(n)`` (units found done) and ``restart()`` (start the clock again)."""
+        if not self.enabled:
+            return _OffRate()
+        if self.is_terminal():
+            return _TqdmRate(self.stream, desc, total, unit)
+        return LineProgress(self.stream, desc, total, unit, INTERVAL if self._interval is None else self._interval,
+                            rate=True)
 
     def line(self, text: str) -> None:
         """Write one line now (above any tqdm bar on a terminal)."""

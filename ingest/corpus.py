@@ -49,7 +49,7 @@ from ingest.references import TitleResolver, build_references, consolidate_work_
 from ingest.stamp import clear_stamp, corpus_version, write_stamp
 
 #: Bump when parsing or chunking output changes: journaled papers of older versions re-parse.
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"
 
 
 def _code_version() -> str:

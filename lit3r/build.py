@@ -41,7 +41,7 @@ import numpy as np
 from graph.atomic import write_text_atomic
 from graph.embedded import GraphWriter
 from graph.errors import IndexDamaged, PermissionDenied, first_unreadable
-from graph.progress import Progress, Reporter
+from graph.progress import RateProgress, Reporter
 from graph.records import Neighbour, Paper
 from graph.search.embedded import DB_NAME, stored_dim, top_k_with_ties
 from graph.search.embedded_writer import IndexWriter
@@ -56,6 +56,8 @@ BUILD_VERSION = "2"
 #: the encoder's measured speed, between MIN_ and MAX_BATCH_CHUNKS chunks.
 BATCH_SECONDS = 20.0
 MIN_BATCH_CHUNKS, MAX_BATCH_CHUNKS = 128, 8192
+#: Chunks per encoder call within a batch: the ``encoding`` progress bar advances after each.
+PROGRESS_CHUNKS = 256
 
 
 @dataclass
@@ -285,6 +287,8 @@ class _Build:
         self.corpus_version = read_corpus_version(home)
         self.batch: list[tuple[PaperRecords, str, str, bool, bool]] = []
         self.pending = 0
+        self.bar: RateProgress = Reporter(enabled=False).rate_bar("encoding", 0, "chunk")
+        self.counted: dict[str, int] = {}
 
     def run(self, n_papers: int, t0: float) -> BuildReport:
         self._prepare_target()
@@ -350,34 +354,57 @@ class _Build:
         self.live_s, self.staged_s = writer.live(), writer.staged()
         self.live_g, self.staged_g = graph.live_hashes(), graph.staged_hashes()
         seen: set[str] = set()
-        with Reporter(enabled=self.progress).bar("building index", n_papers, "paper") as bar:
-            self._stream_papers(bar, seen)
+        todo = self._chunks_to_encode() if self.progress else 0
+        with Reporter(enabled=self.progress and todo > 0).rate_bar("encoding", todo, "chunk") as bar:
+            self.bar = bar
+            self._stream_papers(seen)
         return seen
 
-    def _stream_papers(self, bar: Progress, seen: set[str]) -> None:
-        """The loop of :meth:`_stream`: each paper counted on ``bar`` and added to ``seen``."""
-        report = self.report
-        ts = time.perf_counter()
+    def _chunks_to_encode(self) -> int:
+        """Chunks the build will encode (the total of the ``encoding`` bar): those of the papers
+        new or changed since the live index whose chunk texts have no vectors yet, live, staged
+        or cached (a first pass over the corpus files). ``self.counted``: their counts by paper id."""
+        for rec in iter_corpus(self.home):
+            pid = rec.paper_id
+            if self.live_g.get(pid) == rec.digest and pid in self.live_s:
+                continue
+            ch, ph = self._hashes(rec)
+            if (ch, ph) not in (self.live_s.get(pid), self.staged_s.get(pid)) \
+                    and not self.writer.has_vectors(ch, rec.n_chunks):
+                self.counted[pid] = rec.n_chunks
+        return sum(self.counted.values())
+
+    def _hashes(self, rec: PaperRecords) -> tuple[str, str]:
+        """``(chunk hash, paper hash)`` of a paper: its chunk texts and its paper-encoder text, each
+        with the identity of the encoder that embeds them."""
         m = self.settings.models
-        chunk_name = m.chunk_identity
         paper_backend = "torch" if m.paper_adapter else m.encoder_backend
         paper_name = f"{encoder_identity(m.paper_encoder, paper_backend)}|{m.paper_adapter}"
+        return (_digest(m.chunk_identity, *(f"{c['chunk_id']}\0{c['text']}" for c in rec.chunks)),
+                _digest(paper_name, paper_text_for_encoder(rec.paper)))
+
+    def _stream_papers(self, seen: set[str]) -> None:
+        """The loop of :meth:`_stream`: each paper added to ``seen``; the chunks it needs not
+        encode taken off the ``encoding`` bar's total."""
+        report = self.report
+        ts = time.perf_counter()
         for rec in iter_corpus(self.home):
             pid = rec.paper_id
             seen.add(pid)
             report.papers += 1
             report.chunks += rec.n_chunks
             report.references += len(rec.lines["references"])
-            bar.update()
             if self.live_g.get(pid) == rec.digest and pid in self.live_s:
                 continue  # unchanged: the same lines give the same chunks, texts and vectors
-            ch = _digest(chunk_name, *(f"{c['chunk_id']}\0{c['text']}" for c in rec.chunks))
-            ph = _digest(paper_name, paper_text_for_encoder(rec.paper))
+            ch, ph = self._hashes(rec)
             g_done = self.live_g.get(pid) == rec.digest or self.staged_g.get(pid) == rec.digest
             s_done = self.live_s.get(pid) == (ch, ph) or self.staged_s.get(pid) == (ch, ph)
             if g_done and s_done:
                 report.resumed_papers += 1  # done by an interrupted build
+                self.bar.shrink(self.counted.pop(pid, 0))
                 continue
+            if s_done:
+                self.bar.shrink(self.counted.pop(pid, 0))  # only its graph records change
             self.batch.append((rec, ch, ph, not g_done, not s_done))
             self.pending += len(rec.chunks)
             if self.pending >= (self.fixed or self.size):
@@ -394,8 +421,10 @@ class _Build:
         ts = time.perf_counter()
         cached = {ch: writer.cached_vectors(ch, len(rec.chunks)) for rec, ch, _ in todo}
         need = [(rec, ch) for rec, ch, _ in todo if cached[ch] is None]
+        # vectors of the same chunk texts encoded earlier in this build
+        self.bar.shrink(sum(self.counted.pop(rec.paper_id, 0) for rec, ch, _ in todo if cached[ch] is not None))
         texts = [c["text"] for rec, _ in need for c in rec.chunks]
-        fresh = self.enc.chunk.encode(texts) if texts else np.zeros((0, writer.dim), np.float32)
+        fresh = self._encode_chunks(texts) if texts else np.zeros((0, writer.dim), np.float32)
         pneed = [(rec, ph) for rec, _, ph in todo if writer.cached_paper_vector(ph) is None]
         pfresh = self.enc.paper.encode([paper_text_for_encoder(rec.paper) for rec, _ in pneed]) if pneed else None
         took = time.perf_counter() - ts
@@ -409,6 +438,17 @@ class _Build:
             i += len(rec.chunks)
         pby = {ph: np.asarray(pfresh[j], np.float32) for j, (_, ph) in enumerate(pneed)} if pfresh is not None else {}
         return cached, by_hash, pby
+
+    def _encode_chunks(self, texts: list[str]) -> np.ndarray:
+        """Chunk vectors ``(len(texts), dim)`` float32, encoded in slices of :data:`PROGRESS_CHUNKS`
+        so that the ``encoding`` bar advances within a batch (the clock starts once the model is loaded)."""
+        encoder = self.enc.chunk
+        self.bar.restart()
+        parts = []
+        for i in range(0, len(texts), PROGRESS_CHUNKS):
+            parts.append(np.asarray(encoder.encode(texts[i:i + PROGRESS_CHUNKS]), np.float32))
+            self.bar.update(len(parts[-1]))
+        return np.concatenate(parts)
 
     def _flush(self) -> None:
         """Encode and stage the pending batch in one transaction."""

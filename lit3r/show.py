@@ -6,10 +6,12 @@ Chunks record a page, not a box, so the region is found again on the page:
 - a table or figure with a stored crop (``Chunk.image``, rendered by the parser at
   :data:`ingest.parsers.base.CROP_DPI`) is located on the page by template matching (least
   squared difference over the page rendered at the same resolution); the PNG is that region
-  with a margin of :data:`MARGIN_PT` points around it;
+  with a margin of :data:`MARGIN_PT` points around it; where the answer names a row of the table
+  (or states a number of it), that row is outlined in :data:`OUTLINE` and the cells it states in
+  :data:`CELL_OUTLINE` instead of the whole table (:mod:`lit3r.show_cells`);
 - otherwise the chunk's words are aligned with the page's words (difflib, runs of at least 3
   words; short chunks must match whole) and each text block they fall in is outlined on the
-  whole page;
+  whole page, every part of the chunk (a chunk may run on after a figure or a column);
 - when neither finds it, the whole page is outlined and a note says so.
 
 A paper whose PDF is gone from the path recorded at ingest (``Paper.source.file``) is a
@@ -37,11 +39,14 @@ from ingest.parsers.base import CROP_DPI
 from ingest.parsers.pymupdf.parser import open_pdf
 from lit3r.errors import InputError
 from lit3r.littraceqa.format import evidence_chunks, evidence_item, evidence_key  # noqa: F401 (re-exported)
+from lit3r.show_cells import find_cells
 
 #: Resolution of the PNGs written, dots per inch.
 SHOW_DPI = 144
 #: The outline: colour (RGB), line width and its distance outside the region, in PNG pixels.
 OUTLINE = (255, 0, 0)
+#: The outline of a table cell the answer states (RGB); the row it names is outlined in :data:`OUTLINE`.
+CELL_OUTLINE = (0, 64, 255)
 OUTLINE_PX = 3
 PAD_PX = 4
 #: Context kept around a table or figure region in its PNG, in PDF points.
@@ -55,6 +60,8 @@ _MIN_RUN = 3
 _MIN_SHARE, _ENOUGH_WORDS = 0.25, 12
 #: Matched runs further apart than this many page words belong to different places.
 _MAX_GAP_WORDS = 40
+#: A further part of a chunk (beyond its best-matched one) is outlined with this many words matched.
+_MIN_PART_WORDS = 2 * _MIN_RUN
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -70,6 +77,17 @@ class Shown:
     how: str
     boxes: list[tuple[int, int, int, int]]
     note: Optional[str] = None
+    table: Optional[tuple[int, int, int, int]] = None
+    cells: int = 0
+
+
+@dataclass
+class Answer:
+    """What an answer states, for outlining it in a table chunk: its table ``rows`` (column ->
+    value, the row key first) and its free ``text``."""
+
+    rows: Optional[list[dict]] = None
+    text: Optional[str] = None
 
 
 @dataclass
@@ -111,10 +129,12 @@ def png_name(chunk: Chunk) -> str:
     return name + ".png"
 
 
-def show_evidence(chunks: Sequence[Chunk], papers: Mapping[str, Paper], corpus_dir: Path, out_dir: Path) -> ShowReport:
+def show_evidence(chunks: Sequence[Chunk], papers: Mapping[str, Paper], corpus_dir: Path, out_dir: Path,
+                  answer: Optional[Answer] = None) -> ShowReport:
     """Write one PNG per chunk into ``out_dir`` (see the module docstring); ``papers``: the
     chunks' papers (their PDF path and hash), ``corpus_dir``: the folder ``Chunk.image`` is
-    relative to. Files of the same name are replaced."""
+    relative to; ``answer``: what the answer states (a table chunk then outlines the row and cells
+    it names, :mod:`lit3r.show_cells`). Files of the same name are replaced."""
     report = ShowReport()
     by_paper: dict[str, list[Chunk]] = defaultdict(list)
     for c in chunks:
@@ -133,7 +153,7 @@ def show_evidence(chunks: Sequence[Chunk], papers: Mapping[str, Paper], corpus_d
                     continue
                 target = out_dir / _unique(png_name(c), names)
                 try:
-                    written[c.chunk_id] = shown = _draw(doc[c.page - 1], c, corpus_dir, target)
+                    written[c.chunk_id] = shown = _draw(doc[c.page - 1], c, corpus_dir, target, answer)
                 except (RuntimeError, pymupdf.mupdf.FzErrorBase) as exc:  # a page MuPDF cannot render
                     report.notes.append(f"{pid} p{c.page}: could not be drawn ({exc})")
                     continue
@@ -187,35 +207,55 @@ def _open(paper: Paper, report: ShowReport) -> Optional[pymupdf.Document]:
     return doc
 
 
-def _draw(page: pymupdf.Page, chunk: Chunk, corpus_dir: Path, target: Path) -> Shown:
-    """Render ``page``, outline ``chunk``'s region, write ``target``."""
+def _draw(page: pymupdf.Page, chunk: Chunk, corpus_dir: Path, target: Path, answer: Optional[Answer] = None) -> Shown:
+    """Render ``page``, outline ``chunk``'s region (a table's: the row and cells of ``answer``), write ``target``."""
     zoom = SHOW_DPI / 72
     pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False, colorspace=pymupdf.csRGB)
     img = np.frombuffer(pix.samples, np.uint8).reshape(pix.height, pix.stride)[:, : pix.width * 3]
     img = img.reshape(pix.height, pix.width, 3).copy()
-    note, clip = None, None
+    to_px = page.rotation_matrix * pymupdf.Matrix(zoom, zoom)
+    note, clip, table = None, None, None
     region = _find_crop(page, corpus_dir / chunk.image) if chunk.image and chunk.kind in ("table", "figure") else None
     if region is not None:
         s = SHOW_DPI / CROP_DPI
-        boxes, how = [_pixels((region[0] * s, region[1] * s, region[2] * s, region[3] * s), img)], "region"
+        table = _pixels((region[0] * s, region[1] * s, region[2] * s, region[3] * s), img)
+        boxes, how = [table], "region"
         m = MARGIN_PT * zoom
-        clip = _pixels((boxes[0][0] - m, boxes[0][1] - m, boxes[0][2] + m, boxes[0][3] + m), img)
+        clip = _pixels((table[0] - m, table[1] - m, table[2] + m, table[3] + m), img)
+        tab_pt = pymupdf.Rect(region) * (72 / CROP_DPI) * page.derotation_matrix
     else:
-        to_px = page.rotation_matrix * pymupdf.Matrix(zoom, zoom)
-        boxes = [_pixels(tuple(r * to_px), img) for r in _find_text(page, chunk.text)]
+        found = _find_text(page, chunk.text)
+        boxes = [_pixels(tuple(r * to_px), img) for r in found]
         how = "text" if boxes else "page"
+        tab_pt = _union(found) if found and chunk.kind == "table" else None
         if not boxes:
             boxes = [(0, 0, img.shape[1], img.shape[0])]
             note = f"{chunk.paper_id} p{chunk.page} {chunk.object_id or chunk.kind}: its text was not found on the " \
                    f"page: the whole page is outlined"
-    for box in boxes:
-        _outline(img, box, pad=0 if how == "page" else PAD_PX)
+    colours = [OUTLINE] * len(boxes)
+    if chunk.kind == "table" and tab_pt is not None and answer is not None and (answer.rows or answer.text):
+        row_pt, cell_pt = find_cells(page, tab_pt, answer.rows, answer.text)
+        if row_pt or cell_pt:
+            table = table or _pixels(tuple(tab_pt * to_px), img)
+            boxes = [_pixels(tuple(r * to_px), img) for r in row_pt + cell_pt]
+            colours = [OUTLINE] * len(row_pt) + [CELL_OUTLINE] * len(cell_pt)
+            how = "cells"
+    for box, colour in zip(boxes, colours):
+        _outline(img, box, pad=0 if how == "page" else PAD_PX if colour == OUTLINE else 1, colour=colour)
     if clip is not None:
         x0, y0, x1, y1 = clip
         img = np.ascontiguousarray(img[y0:y1, x0:x1])
         boxes = [(b[0] - x0, b[1] - y0, b[2] - x0, b[3] - y0) for b in boxes]
+        table = (table[0] - x0, table[1] - y0, table[2] - x0, table[3] - y0) if table else None
     target.write_bytes(pymupdf.Pixmap(pymupdf.csRGB, img.shape[1], img.shape[0], img.tobytes(), False).tobytes("png"))
-    return Shown(target, chunk.chunk_id, how, boxes, note)
+    return Shown(target, chunk.chunk_id, how, boxes, note, table=table, cells=colours.count(CELL_OUTLINE))
+
+
+def _union(rects: Sequence[pymupdf.Rect]) -> pymupdf.Rect:
+    out = pymupdf.Rect(rects[0])
+    for r in rects[1:]:
+        out |= r
+    return out
 
 
 def _pixels(box: Sequence[float], img: np.ndarray) -> tuple[int, int, int, int]:
@@ -225,16 +265,17 @@ def _pixels(box: Sequence[float], img: np.ndarray) -> tuple[int, int, int, int]:
     return (max(0, int(np.floor(x0))), max(0, int(np.floor(y0))), min(w, int(np.ceil(x1))), min(h, int(np.ceil(y1))))
 
 
-def _outline(img: np.ndarray, box: tuple[int, int, int, int], pad: int) -> None:
-    """Draw a :data:`OUTLINE_PX` wide rectangle ``pad`` pixels outside ``box`` into ``img``."""
+def _outline(img: np.ndarray, box: tuple[int, int, int, int], pad: int,
+             colour: tuple[int, int, int] = OUTLINE) -> None:
+    """Draw a :data:`OUTLINE_PX` wide rectangle of ``colour`` ``pad`` pixels outside ``box`` into ``img``."""
     h, w = img.shape[:2]
     x0, y0 = max(0, box[0] - pad - OUTLINE_PX), max(0, box[1] - pad - OUTLINE_PX)
     x1, y1 = min(w, box[2] + pad + OUTLINE_PX), min(h, box[3] + pad + OUTLINE_PX)
     t = OUTLINE_PX
-    img[y0:y0 + t, x0:x1] = OUTLINE
-    img[max(y0, y1 - t):y1, x0:x1] = OUTLINE
-    img[y0:y1, x0:x0 + t] = OUTLINE
-    img[y0:y1, max(x0, x1 - t):x1] = OUTLINE
+    img[y0:y0 + t, x0:x1] = colour
+    img[max(y0, y1 - t):y1, x0:x1] = colour
+    img[y0:y1, x0:x0 + t] = colour
+    img[y0:y1, max(x0, x1 - t):x1] = colour
 
 
 def _grey(pix: pymupdf.Pixmap) -> np.ndarray:
@@ -316,8 +357,10 @@ def _find_text(page: pymupdf.Page, text: str) -> list[pymupdf.Rect]:
     need = len(cw) if len(cw) < 2 * _MIN_RUN else min(_ENOUGH_WORDS, max(_MIN_RUN, round(_MIN_SHARE * len(cw))))
     if matched < need:
         return []
+    # every part of the chunk on the page (a chunk runs on after a figure, a column, a footnote area)
+    parts = [g for g in groups if g is best or sum(size for _, size in g) >= _MIN_PART_WORDS]
     lines: dict[tuple[int, int], pymupdf.Rect] = {}
-    for a, size in best:
+    for a, size in (run for g in parts for run in g):
         for k in range(a, a + size):
             w = words[pw[k][0]]
             key = (w[5], w[6])

@@ -113,6 +113,11 @@ class IndexWriter:
                        offset=row[0] * 4 * self.dim, shape=(n, self.dim))
         return np.array(mm)
 
+    def has_vectors(self, chunk_hash: str, n: int) -> bool:
+        """Whether :meth:`cached_vectors` finds vectors for this chunk-text hash (nothing read)."""
+        return n > 0 and self.con.execute("SELECT 1 FROM pdocs WHERE chunk_hash = ? AND n_rows = ? LIMIT 1",
+                                          (chunk_hash, n)).fetchone() is not None
+
     def cached_paper_vector(self, paper_hash: str) -> Optional[np.ndarray]:
         """The paper-encoder vector already stored for this paper text, or None."""
         row = self.con.execute("SELECT ord FROM pdocs WHERE paper_hash = ? ORDER BY state DESC LIMIT 1",

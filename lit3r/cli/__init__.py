@@ -354,10 +354,11 @@ def _store_trace(ctx: click.Context, settings: Settings, engine: Engine, result:
 
 def _show(engine: Engine, result: AskResult, folder: Path) -> ShowReport:
     """``ask --show``: the PNGs of the answer's evidence locators, one per item of its line."""
-    from lit3r.show import evidence_chunks, show_evidence
+    from lit3r.show import Answer, evidence_chunks, show_evidence
 
     chunks = evidence_chunks(result.read.evidence, result.line)
-    return show_evidence(chunks, engine.paper_heads([c.paper_id for c in chunks]), engine.settings.home, folder)
+    return show_evidence(chunks, engine.paper_heads([c.paper_id for c in chunks]), engine.settings.home, folder,
+                         Answer(result.read.rows, result.read.freeform))
 
 
 #: The drivers' errors and their one line (lit3r/server_errors.py), caught once in Lit3rGroup.

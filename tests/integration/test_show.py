@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from lit3r.cli import main
-from lit3r.show import OUTLINE, OUTLINE_PX, show_evidence
+from lit3r.show import CELL_OUTLINE, OUTLINE, OUTLINE_PX, Answer, show_evidence
 from tests.conftest import CORPUS
 
 PAPER = "1706.03762"
@@ -106,6 +106,64 @@ def test_table_region_and_text_are_outlined_where_they_are(show_home, tmp_path):
     assert x1 - x0 > page.shape[1] / 2 and y1 - y0 > 30  # a paragraph, in the text column
     assert whole.note and "whole page" in whole.note and report.notes == [whole.note]
     assert whole.boxes == [(0, 0, page.shape[1], page.shape[0])]
+
+
+def _inside(box, outer) -> bool:
+    return outer[0] <= box[0] <= box[2] <= outer[2] and outer[1] <= box[1] <= box[3] <= outer[3]
+
+
+def _area(box) -> int:
+    return (box[2] - box[0]) * (box[3] - box[1])
+
+
+def test_a_table_answer_outlines_its_row_and_cells_not_the_table(show_home, tmp_path):
+    """Table 4 of the paper names "Transformer (4 layers)" in two rows, and 91.3 in three: the row
+    whose band holds the answer's other values is outlined (red), with the cells it states (blue)."""
+    from ingest.corpus import load_corpus
+
+    home, _pdf = show_home
+    papers, chunks, _ = load_corpus(home)
+    table = next(c for c in chunks if c.object_id == "Table 4")
+    row = {"Parser": "Transformer (4 layers)", "Training": "semi-supervised", "WSJ 23 F1": 92.7}
+    report = show_evidence([table], {p.paper_id: p for p in papers}, home, tmp_path, Answer([row]))
+    shown = report.shown[0]
+    assert shown.how == "cells" and shown.cells == 2 and len(shown.boxes) == 3, shown
+    row_box, cells = shown.boxes[0], shown.boxes[1:]
+    assert all(_inside(b, shown.table) and _area(b) < _area(shown.table) / 5 for b in shown.boxes), shown
+    assert all(_inside(c, (row_box[0], row_box[1] - 1, row_box[2], row_box[3] + 1)) for c in cells)
+    # the lower of the two "Transformer (4 layers)" rows: in the table's lower third
+    assert row_box[1] > shown.table[1] + 2 * (shown.table[3] - shown.table[1]) / 3
+    img = _pixels(shown.path)
+    assert (img == CELL_OUTLINE).all(axis=-1).sum() > 2 * OUTLINE_PX * (cells[0][2] - cells[0][0])
+    assert (img == OUTLINE).all(axis=-1).sum() > 2 * OUTLINE_PX * (row_box[2] - row_box[0])
+    # a free-text answer: the number it states (once in Table 2) and its row
+    table2 = next(c for c in chunks if c.object_id == "Table 2")
+    (tmp_path / "t2").mkdir()
+    (tmp_path / "none").mkdir()
+    text = show_evidence([table2], {p.paper_id: p for p in papers}, home, tmp_path / "t2",
+                         Answer(None, "The big Transformer reaches 28.4 BLEU on English-to-German.")).shown[0]
+    assert text.how == "cells" and text.cells == 1 and len(text.boxes) == 2
+    assert all(_inside(b, text.table) and _area(b) < _area(text.table) / 5 for b in text.boxes)
+    # an answer the table does not state: the whole table region, as before
+    other = show_evidence([table2], {p.paper_id: p for p in papers}, home, tmp_path / "none",
+                          Answer([{"Model": "No such model", "BLEU": 1.5}])).shown[0]
+    assert other.how == "region" and other.boxes == [other.table]
+
+
+def test_every_part_of_a_text_chunk_is_outlined(show_home, tmp_path):
+    """Page 1's chunk starts in the permission note at the top and goes on in the footnotes at the
+    bottom (the title, authors and abstract between): both parts are outlined."""
+    from ingest.corpus import load_corpus
+
+    home, _pdf = show_home
+    papers, chunks, _ = load_corpus(home)
+    chunk = next(c for c in chunks if c.page == 1 and c.kind == "text" and "Equal contribution" in c.text)
+    assert not chunk.text.startswith("Equal") and "Listing order" in chunk.text
+    shown = show_evidence([chunk], {p.paper_id: p for p in papers}, home, tmp_path).shown[0]
+    height = _pixels(shown.path).shape[0]
+    assert shown.how == "text" and len(shown.boxes) >= 2, shown
+    assert min(b[1] for b in shown.boxes) < height / 6 and max(b[3] for b in shown.boxes) > height * 3 / 4
+    assert all(_outlined(_pixels(shown.path), b) for b in shown.boxes)
 
 
 def test_show_folder_that_is_a_file_is_refused(show_home, tmp_path):

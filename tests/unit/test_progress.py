@@ -4,7 +4,7 @@ interval while a step advances, a heartbeat while it waits, a last line at the e
 import io
 import threading
 
-from graph.progress import LineProgress, Reporter
+from graph.progress import LineProgress, Reporter, time_left
 
 
 class Clock:
@@ -82,3 +82,33 @@ def test_a_terminal_gets_a_bar_a_file_gets_lines_and_off_is_silent():
         bar.update(2)
     silent.line("nothing")
     assert off.getvalue() == ""
+
+
+def test_a_rate_bar_writes_chunks_per_second_and_the_time_left():
+    out, clock = io.StringIO(), Clock()
+    bar = LineProgress(out, "encoding", 8976, "chunk", interval=5, heartbeat=False, clock=clock, rate=True)
+    assert bar.line() == "encoding: 0/8,976 chunks, 0 s"  # no rate before the first chunk
+    clock.now += 81.2
+    bar.update(1234)
+    assert out.getvalue().splitlines() == ["encoding: 1,234/8,976 chunks, 15.2 chunks/s, about 8 min left"]
+    bar.shrink(976)  # found cached: taken off the total
+    clock.now += 400
+    bar.update(6766)
+    bar.close()
+    assert out.getvalue().splitlines()[-1] == "encoding: 8,000/8,000 chunks, 16.6 chunks/s, 481 s"
+    assert time_left(40.4) == "40 s" and time_left(7500) == "2 h 5 min"
+
+
+def test_a_rate_bar_on_a_terminal_is_a_tqdm_bar_with_rate_and_time_left():
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = Terminal()
+    with Reporter(out).rate_bar("encoding", 100, "chunk") as bar:
+        bar.restart()
+        bar.update(40)
+        bar.shrink(10)
+    text = out.getvalue()
+    assert "encoding:" in text and "40/90 chunks" in text and "chunks/s" in text and " left" in text
+    assert Reporter(out, enabled=False).rate_bar("encoding", 5, "chunk").update(5) is None

@@ -106,6 +106,39 @@ def test_exponents_are_kept_and_footnote_marks_and_subscripts_are_not_exponents(
     assert "O(n2)" not in first
 
 
+def _lines(paper_id: str, pages: Optional[list[int]] = None) -> list[str]:
+    doc = open_pdf(CORPUS / "pdfs" / f"{paper_id}.pdf")
+    try:
+        return [ln.text for i in (pages or range(1, doc.page_count + 1)) for b in read_page(doc[i - 1]) for ln in b]
+    finally:
+        doc.close()
+
+
+def test_footnote_marks_become_superscript_digits_apart_from_the_words(bert, shared_data):
+    """Issue 28, item 5: a note number raised after a word, or set raised before a footnote or an
+    affiliation, is written as superscript digits apart from the words (PyMuPDF's superscript flag
+    is not set on the footnote's own number); exponents and code line numbers stay."""
+    page5 = [ln.text for b in bert.raw[4] for ln in b]
+    assert "from the exact same pre-trained model.⁷ We de-" in page5
+    assert any(t.startswith("⁷ For example, the BERT SQuAD model") for t in page5)
+    assert not any("model.7" in t or "7For" in t for t in page5)
+    page3 = [ln.text for b in bert.raw[2] for ln in b]
+    assert "the tensor2tensor library.¹ Because the use" in page3
+    assert "¹ https://github.com/tensorflow/tensor2tensor" in page3
+    page6 = [ln.text for b in bert.raw[5] for ln in b]
+    assert "sifier layer initialization.⁹" in page6 and "¹⁰ https://gluebenchmark.com/leaderboard" in page6
+    objects, _ = bert.objects(6)  # Table 1 (GLUE), on a page with marks: its rows are the page's words, unchanged
+    table = next(b for b in objects.values() if b.object_id == "Table 1")
+    assert table.text.startswith("System | MNLI-(m/mm) | QQP")
+    assert not any(ch in table.text for ch in "⁰¹²³⁴⁵⁶⁷⁸⁹")
+    linear = _lines("2006.16236", [1])  # affiliation numbers before the names of institutions
+    assert "¹ Idiap Research Institute, Switzerland ² EPFL, Switzerland" in linear
+    listing = _lines("2102.11174")  # a code listing: its line numbers sit on the baseline
+    assert "1 import torch" in listing and "10 return x_repeat * x_rolled" in listing
+    assert "² Source code used in this paper is available at" in listing
+    assert "guage modelling task (Sec. 6.3)²." in listing
+
+
 def test_reading_order_of_two_columns(bert):
     page = bert.doc[1]
     blocks = page_blocks(bert.pages[1], bert.body)

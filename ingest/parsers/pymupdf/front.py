@@ -42,9 +42,11 @@ _ABSTRACT_MAX_CHARS = 2500
 _MAX_AUTHORS = 30
 _ABSTRACT_LABEL = re.compile(r"^\s*a\s?b\s?s\s?t\s?r\s?a\s?c\s?t\s*[.:\u2014\u2013-]?\s*", re.I)
 _FIRST_SECTION = re.compile(r"^(1\.?|I\.)\s+[A-Z]")
-_FOOTNOTE = re.compile(r"^[*\u2217\u2020\u2021\d]\s*\S")
+#: Superscript digits: the parser writes footnote and affiliation marks so (pages.py).
+_SUP = "\u00b9\u00b2\u00b3\u2070\u2074-\u2079"
+_FOOTNOTE = re.compile(rf"^[*\u2217\u2020\u2021\d{_SUP}]\s*\S")
 _AUTHOR_STOP = re.compile(r"^\s*(abstract|\d\s+introduction)", re.I)
-_AUTHOR_SPLIT = re.compile(r",|\band\b|\u00b7|;|[\d*\u2020\u2021\u00a7\u00b6\u2217#\u2022]+|\s{2,}")
+_AUTHOR_SPLIT = re.compile(rf",|\band\b|\u00b7|;|[\d*\u2020\u2021\u00a7\u00b6\u2217#\u2022{_SUP}]+|\s{{2,}}")
 _NAME = re.compile(r"[A-Z][\w'\-.]+(?:\s+[A-Z][\w'\-.]*){1,3}")
 #: An affiliation or footnote mark glued to the end of a name's word: Greek letters, symbols or
 #: superscript digits ("Kyle Loα", "Jane Doe♠"), or one capital after a lower-case letter ("Yossi AdiH").

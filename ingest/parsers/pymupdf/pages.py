@@ -116,6 +116,12 @@ _SMALLER, _RAISED = 0.9, 0.15
 #: superscript after them is an exponent, after a text font it is a footnote or affiliation mark.
 _MATH_FONT = re.compile(r"CMMI|CMSY|CMEX|MSBM|MSAM|Math|MTMI|TXMI|TXSY|STIX|Symbol", re.I)
 #: What an exponent span holds: a number, a sign and a number, or one letter (``T``, ``n``, ``\u22a4``).
+#: A footnote mark's text: a note number, or several with commas ("1,2").
+_NOTE = re.compile(r"\d{1,2}(?:,\d{1,2})*")
+#: What a footnote mark may be glued to besides a letter: the end of a sentence, clause or quote.
+_BEFORE_MARK = ".,;:)\u2019\u201d\"'"
+#: Digits -> superscript digits (a footnote mark as the page shows it).
+_SUPERSCRIPT_DIGITS = str.maketrans("0123456789", "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
 _EXPONENT = re.compile(r"[\u2212\-+]?\d{1,3}|[\u2212\-]?[A-Za-z]|[\u22a4\u2032*]")
 
 
@@ -132,10 +138,43 @@ def _is_exponent(text: str, before: str, font_before: str) -> bool:
     return bool(_MATH_FONT.search(font_before)) and (last.isalnum() or last in ")]}|")
 
 
+def _note_mark(spans: list[dict], i: int, before: str, raised: bool, font_before: str) -> Optional[str]:
+    """The footnote mark that span ``i`` is, as superscript digits apart from the words, or None.
+
+    A note number (1-2 digits, or several with commas) in a text font is a mark when it is
+    *raised* after a word (``raised``: smaller and above the baseline of the line's last
+    full-size span, :data:`_SMALLER`, :data:`_RAISED`; PyMuPDF's superscript flag is often not
+    set on these) and glued to it (``before``: the line so far ends in a letter or ``. , ; : )``
+    and a quote), giving ``"model.⁷"``; or when it starts the line or follows a space, smaller
+    than the next span and above its baseline, before a word (a footnote's or an affiliation's
+    number: ``"⁷ For example"``, ``"Switzerland ² EPFL"``).
+    Not a mark: a raised run after a digit, a sign or a math-font symbol (exponents, ``10−3``),
+    a number before a fraction bar (a numerator), a number in a math font, a line number of code
+    (set on the baseline)."""
+    s = spans[i]
+    t = s["text"].strip()
+    if not _NOTE.fullmatch(t) or _MATH_FONT.search(s["font"]):
+        return None
+    nxt = next((x for x in spans[i + 1:] if x["text"].strip()), None)
+    if nxt is not None and nxt["text"].lstrip()[:1] in "/\u2044\u2215":
+        return None  # a fraction's numerator
+    glued = before[-1:] if not before[-1:].isspace() else ""
+    if glued:
+        if raised and (glued.isalpha() or glued in _BEFORE_MARK) and not _MATH_FONT.search(font_before):
+            return t.translate(_SUPERSCRIPT_DIGITS)
+        return None
+    if nxt is None or not nxt["text"].lstrip()[:1].isalpha():
+        return None
+    if s["size"] < _SMALLER * nxt["size"] and s["origin"][1] < nxt["origin"][1] - _RAISED * nxt["size"]:
+        return t.translate(_SUPERSCRIPT_DIGITS) + " "
+    return None
+
+
 def _line_of(spans: list[dict]) -> Optional[Line]:
     """One PyMuPDF line's spans -> a Line (None when it holds no text). Spaces are inserted at
     visible gaps; an exponent becomes ``^N`` (:func:`_is_exponent`: "10" + "20" -> "10^20",
-    "O(n" + "2" -> "O(n^2"); a footnote mark after a word stays as it is."""
+    "O(n" + "2" -> "O(n^2"); a footnote mark becomes superscript digits apart from the words
+    (:func:`_note_mark`: "model.7 We" -> "model.\u2077 We", "7For example" -> "\u2077 For example")."""
     parts: list[str] = []
     prev_x1 = None
     prev_font, base = "", None  # the font of the span before; (baseline y, size) of the last full-size span
@@ -144,7 +183,8 @@ def _line_of(spans: list[dict]) -> Optional[Line]:
     bold_chars = 0
     n_chars = 0
     xs = []
-    for s in spans:
+    after_mark = False
+    for i, s in enumerate(spans):
         t = s["text"]
         if not t.strip():
             if t and parts and not parts[-1].endswith(" "):
@@ -154,12 +194,16 @@ def _line_of(spans: list[dict]) -> Optional[Line]:
         raised = base is not None and s["size"] < _SMALLER * base[1] and s["origin"][1] < base[0] - _RAISED * base[1]
         exponent = (bool(s["flags"] & _SUPERSCRIPT) and raised and not prev_raised  # one "^" per exponent
                     and _is_exponent(t, "".join(parts[-1:]), prev_font))
+        mark = None if exponent else _note_mark(spans, i, "".join(parts), raised and not prev_raised, prev_font)
         prev_raised = raised
-        if prev_x1 is not None and parts and not parts[-1].endswith(" ") and not t.startswith(" ") and not exponent:
-            if x0 - prev_x1 > _SPACE_GAP * s["size"]:
-                parts.append(" ")
+        if prev_x1 is not None and parts and not parts[-1].endswith(" ") and not t.startswith(" ") and not exponent \
+                and mark is None and (after_mark and t[:1].isalnum() or x0 - prev_x1 > _SPACE_GAP * s["size"]):
+            parts.append(" ")
         if exponent:
             t = "^" + t.strip()  # "10" + superscript "20" -> "10^20", "O(n" + superscript "2" -> "O(n^2"
+        after_mark = mark is not None
+        if mark is not None:
+            t = mark
         parts.append(t)
         prev_x1 = x1
         prev_font = s["font"]
