@@ -57,7 +57,8 @@ def settle(out_dir: Path, metadata: Optional[Path], parser: Optional[str], image
            reuse: bool = True) -> tuple[Recipe, str]:
     """``(the recipe of this run, one line saying what it reuses or "")``: each setting the run
     gives (not None) wins; each one it leaves out comes from the kept recipe (``reuse``) or the
-    default. The line is "" unless a kept value replaces what the run alone would have used."""
+    default. The line is "" unless a kept value replaces what the run alone would have used, or
+    the kept recipe is there but cannot be read (a warning: the run's settings apply)."""
     old = kept(out_dir) if reuse else None
     base = old or Recipe()
     run = Recipe(parser if parser is not None else base.parser,
@@ -65,6 +66,10 @@ def settle(out_dir: Path, metadata: Optional[Path], parser: Optional[str], image
                  Path(metadata) if metadata is not None else base.metadata,
                  Path(metadata).name if metadata is not None else base.metadata_name)
     if old is None:
+        path = Path(out_dir) / FOLDER / RECIPE
+        if reuse and (path.exists() or path.is_symlink()):  # there, but unreadable or damaged
+            return run, (f"warning: the settings this folder was built with ({path}) cannot be read: ignored; "
+                         f"this run's settings are kept in their place (give --metadata again if it had one)")
         return run, ""
     reused = []
     if metadata is None and old.metadata is not None:

@@ -32,11 +32,15 @@ def test_kept_settings_fill_what_the_run_leaves_out_and_only_then_a_line(tmp_pat
     assert settle(tmp_path, None, None, None, reuse=False) == (Recipe(), "")
 
 
-def test_a_damaged_recipe_is_no_recipe(tmp_path):
+def test_a_damaged_recipe_is_no_recipe_and_one_warning_line(tmp_path):
     (tmp_path / "recipe").mkdir()
     for text in ("{", "[]", '{"parser": 3, "images": true}', '{"parser": "pymupdf"}'):
         (tmp_path / "recipe" / "recipe.json").write_text(text)
-        assert kept(tmp_path) is None and settle(tmp_path, None, None, None)[1] == ""
+        assert kept(tmp_path) is None
+        run, line = settle(tmp_path, None, None, None)
+        assert run == Recipe() and line.startswith("warning: the settings this folder was built with") \
+            and "recipe.json" in line and "\n" not in line, line
+        assert settle(tmp_path, None, None, None, reuse=False)[1] == ""
 
 
 def test_affiliation_marks_end_a_name_and_go():
