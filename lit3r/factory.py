@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 from graph.search.protocol import SearchIndex
 from graph.store import GraphStore
 from lit3r.config import Settings
-from lit3r.errors import IndexDamaged, ModelError
+from lit3r.errors import IndexDamaged, ModelError, PermissionDenied
 from lit3r.llm.client import StructuredLLM
 from lit3r.protocols import Encoder, Reranker
 from lit3r.read.base import Reader
@@ -92,8 +92,9 @@ INDEX_FILES = ("manifest.json", "chunk_vectors.f32")
 def _check_manifest(index_dir: Path, db_name: str) -> None:
     """Raise IndexDamaged naming the file and the fix (``lit3r doctor``, then a rebuild) when the
     index in ``index_dir`` has its database but lacks one of :data:`INDEX_FILES` (so it would
-    answer from a part of itself) or its ``manifest.json`` is not a JSON object (cut short); nothing
-    when there is no database (the store says so)."""
+    answer from a part of itself) or its ``manifest.json`` is not a JSON object (cut short);
+    PermissionDenied when the manifest cannot be read by this user; nothing when there is no
+    database (the store says so)."""
     if not (index_dir / db_name).is_file():
         return
     for name in INDEX_FILES:
@@ -103,6 +104,8 @@ def _check_manifest(index_dir: Path, db_name: str) -> None:
                                f"--rebuild` to rebuild it (parsed papers are kept)")
     try:
         manifest = json.loads((index_dir / "manifest.json").read_bytes())
+    except PermissionError as exc:  # the fix is its permissions, never a rebuild
+        raise PermissionDenied.of(exc, index_dir / "manifest.json") from None
     except (OSError, ValueError):  # ValueError: not UTF-8, not JSON
         manifest = None
     if not isinstance(manifest, dict):
