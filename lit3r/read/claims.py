@@ -115,7 +115,9 @@ def _query_terms(text: str) -> tuple[set[str], set[str]]:
     negated = negated_terms(text)
     acronyms = {"".join(w[0] for w in re.split(r"[- ]+", m.group(0))).lower()
                 for rx in (_HYPHENATED, _CAPITAL_RUN) for m in rx.finditer(text)}
-    return terms(_NON.sub(" ", _NEGATION.sub(" ", text))) | {a for a in acronyms if len(a) >= 2}, negated
+    acronyms = {a for a in acronyms if len(a) >= 2}
+    # an acronym as written and as a unit's plural of it stems ("maximum-inner-product-search" meets "MIPS")
+    return terms(_NON.sub(" ", _NEGATION.sub(" ", text))) | acronyms | {_stem(a) for a in acronyms}, negated
 
 
 @dataclass
