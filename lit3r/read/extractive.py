@@ -19,7 +19,7 @@ This is a transparent baseline for the LLM reader of the seed paper (section 2.3
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
 import numpy as np
@@ -196,11 +196,36 @@ class ExtractiveReader:
         if answer_unit is None and units:
             answer_unit = _free_text(question, units, support, chosen[0])
         if answer_unit is not None:
-            _answer_with(result, answer_unit, stating, limit)
+            cited = self._continued_table(answer_unit)  # its table, when the unit is a row left out of it
+            stating = [cited.chunk if c.chunk_id == answer_unit.chunk.chunk_id else c for c in stating]
+            _answer_with(result, cited, stating, limit)
         if request.schema:
             self._rows(request, result, [c for _, c in read if c.paper_id in chosen][:30], units, papers, limit)
         result.supporting = {pid: [c.chunk_id for c in result.evidence if c.paper_id == pid] for pid in result.papers}
         return result
+
+    def _continued_table(self, unit: Unit) -> Unit:
+        """``unit``, or, when it is one of the row lines that open a text chunk right after a table
+        chunk of the same page and it has as many trailing numbers as that table's last row (a
+        table whose last rows the parser left in the next text block: "30x stale MIPS 28.7
+        15.1"), the same unit cited from that table chunk."""
+        chunk = unit.chunk
+        if unit.kind != "line" or chunk.kind != "text" or chunk.seq == 0 or not _ROW_LINE.match(unit.text):
+            return unit
+        lead = []
+        for line in chunk.text.splitlines():
+            if not _ROW_LINE.match(line):
+                break
+            lead.append(line.strip())
+        if unit.text.strip() not in lead:
+            return unit
+        table = next((c for c in self.graph.chunks_of(chunk.paper_id) if c.seq == chunk.seq - 1), None)
+        if table is None or table.kind != "table" or table.page != chunk.page:
+            return unit
+        last = [ln for ln in table.text.splitlines() if ln.strip()][-1]
+        if _trailing(last) != _trailing(unit.text):
+            return unit
+        return replace(unit, chunk=table)
 
     def _option(self, request: ReadRequest, result: ReadResult, units: list[Unit], support: Support,
                 read: Sequence[tuple[float, Chunk]]) -> tuple[Optional[Unit], list[Chunk]]:
@@ -347,6 +372,18 @@ def _how_share(unit: Unit) -> float:
     share = EVALUATION_SHARE if _EVALUATION.search(unit.text) or _EVALUATION.search(unit.chunk.section or "") else 1.0
     return share * (MECHANISM_FACTOR if _MECHANISM.search(unit.text) else 1.0)
 
+
+#: A line that reads as a table row: a label, then two numbers or more and nothing else ("30x stale MIPS
+#: 28.7 15.1").
+_ROW_LINE = re.compile(r"^\s*[^\s|][^|]*?[A-Za-z][^|]*?(?:\s+[-+]?\d+(?:\.\d+)?%?){2,}\s*$")
+#: The run of numbers that ends a row (after its label).
+_TRAILING = re.compile(r"(?:\s+[-+]?\d+(?:\.\d+)?%?)+\s*$")
+
+
+def _trailing(line: str) -> int:
+    """How many numbers end ``line`` (table cell bars read as spaces)."""
+    m = _TRAILING.search(" " + line.replace("|", " "))
+    return len(m.group(0).split()) if m else 0
 
 #: Abstention by coverage (:meth:`ExtractiveReader._close_anyway`): a question of this many terms
 #: or more, and the share of them one read paper must hold.
