@@ -155,9 +155,15 @@ def units_of(chunk: Chunk, prior: float = 0.0) -> list[Unit]:
         return [Unit(chunk, chunk.text, t, numbers(chunk.text), "line", prior, t)]
     out = []
     for ln in chunk_lines(chunk):
-        t = terms(ln)
+        t = terms(ln) | ({"default"} if _DEFAULT.search(ln) else set())
         out.append(Unit(chunk, ln, t, numbers(ln), "line", prior, t, negated=negated_terms(ln)))
     return out
+
+
+#: A sentence that states a default setting without the word: "Unless otherwise stated, we use ..."
+#: (it meets the term "default" of a question "By default, which ...").
+_DEFAULT = re.compile(r"\bunless (?:otherwise |stated otherwise|noted otherwise|specified otherwise)"
+                      r"(?:stated|noted|specified|mentioned|indicated)?\b", re.I)
 
 
 def negated_terms(text: str) -> set[str]:
