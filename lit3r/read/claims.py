@@ -153,17 +153,13 @@ def units_of(chunk: Chunk, prior: float = 0.0) -> list[Unit]:
     if chunk.object_id and chunk.object_id.startswith("Citation"):
         t = terms(chunk.text)
         return [Unit(chunk, chunk.text, t, numbers(chunk.text), "line", prior, t)]
-    out = []
-    for ln in chunk_lines(chunk):
-        t = terms(ln) | ({"default"} if _DEFAULT.search(ln) else set())
-        out.append(Unit(chunk, ln, t, numbers(ln), "line", prior, t, negated=negated_terms(ln)))
-    return out
+    return [Unit(chunk, ln, t, numbers(ln), "line", prior, t, negated=negated_terms(ln)) for ln in chunk_lines(chunk)
+            for t in [terms(ln) | ({"default"} if _DEFAULT.search(ln) else set())]]
 
 
-#: A sentence that states a default setting without the word: "Unless otherwise stated, we use ..."
-#: (it meets the term "default" of a question "By default, which ...").
-_DEFAULT = re.compile(r"\bunless (?:otherwise |stated otherwise|noted otherwise|specified otherwise)"
-                      r"(?:stated|noted|specified|mentioned|indicated)?\b", re.I)
+#: A default setting stated without the word ("Unless otherwise stated, we use ..."): the term "default".
+_DEFAULT = re.compile(r"\bunless (?:otherwise (?:stated|noted|specified|mentioned|indicated)|(?:stated|noted|"
+                      r"specified) otherwise)\b", re.I)
 
 
 def negated_terms(text: str) -> set[str]:
@@ -233,7 +229,6 @@ def _summary(chunk: Chunk) -> bool:
     """The chunk is a summary: the title and abstract, or a section named abstract, introduction,
     conclusion or summary."""
     return chunk.kind == "title_abstract" or bool(_SUMMARY.search(chunk.section or ""))
-
 
 
 _NUM_TOKEN = re.compile(r"\d+(?:\.\d+)?[a-z]{0,2}")
