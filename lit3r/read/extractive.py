@@ -32,6 +32,7 @@ from lit3r.config import ReadParams
 from lit3r.read.base import ReadRequest, ReadResult
 from lit3r.read.citations import asks_citing, pick_listed, reference_chunk
 from lit3r.read.claims import OptionSupport, Query, Support, Unit, choose_option, own_names, terms, units_of
+from lit3r.read.defining import Ask, defining_sentence, definition_ask, introducing_paper
 from lit3r.read.grids import pick_grid
 from lit3r.read.ratios import pick_factor
 from lit3r.read.roles import role_choice
@@ -81,6 +82,31 @@ class ExtractiveReader:
         for _, c in read:
             held[c.paper_id] |= terms(c.text)
         return any(len(asked & have) >= ABSTAIN_COVERAGE * len(asked) for have in held.values())
+
+    def _introducing(self, ask: Ask, order: Sequence[str]) -> Optional[str]:
+        """The read paper (``order``: best first) that introduces the subject of ``ask``
+        (:func:`lit3r.read.defining.introducing_paper`; own names with the abstract's coined ones)."""
+        def names(pid: str) -> list[str]:
+            paper = self.graph.paper(pid)
+            return own_names(paper.title, paper.abstract or "")
+
+        def title_abstract(pid: str) -> tuple[str, str]:
+            paper = self.graph.paper(pid)
+            return paper.title, paper.abstract or ""
+
+        return introducing_paper(ask.subject, order, names, title_abstract)
+
+    def _define(self, ask: Ask, paper_id: str) -> Optional[ReadResult]:
+        """The answer to a definition or mechanism question from ``paper_id``, the paper that
+        introduces its subject: the sentence :func:`lit3r.read.defining.defining_sentence` picks,
+        its chunk the evidence; None when no sentence of that paper answers."""
+        found = defining_sentence(ask, self.graph.chunks_of(paper_id))
+        if found is None:
+            return None
+        chunk, sentence = found
+        kind = "mechanism" if ask.how else "defining"
+        return ReadResult([paper_id], [chunk], freeform=sentence[:400], supporting={paper_id: [chunk.chunk_id]},
+                          notes=[f"{kind} sentence of the paper that introduces {ask.subject!r}"])
 
     def _venue(self, paper_id: str) -> tuple[Optional[str], Optional[int]]:
         """The paper's ``(venue, year)`` from its metadata."""
@@ -169,8 +195,16 @@ class ExtractiveReader:
                                                                          pooled=request.pooled)
         first = set(candidates[: self.params.papers])
         read = [sc for sc in given.items if sc[1].paper_id in first]
-        if not read or (given.closeness < self.params.abstain_cosine and not self._close_anyway(question, read)):
+        ask = definition_ask(question) if not request.options and not request.schema else None
+        order = list(dict.fromkeys(c.paper_id for _, c in read))
+        introducing = self._introducing(ask, order) if ask is not None and read else None
+        if not read or (given.closeness < self.params.abstain_cosine and introducing is None
+                        and not self._close_anyway(question, read)):
             return _abstain(question)
+        if ask is not None and introducing is not None:  # "what is X", "how does X work": the paper that introduces X
+            defined = self._define(ask, introducing)
+            if defined is not None:
+                return defined
         best: dict[str, tuple[float, Chunk]] = {}
         for s, c in read:
             best.setdefault(c.paper_id, (s, c))
