@@ -31,7 +31,8 @@ _NAME_RUN = re.compile(r"[A-Z][\w+-]*(?:\s+[A-Z][\w+-]*)*")
 #: The name a "how" question is about ends at a possessive ("the Feedback Transformer's memory").
 _POSSESSIVE = re.compile(r"['\u2019]s\b")
 #: Words of an aspect that say nothing about it.
-_HOW_FILLER = {"work", "works", "function", "operate", "the", "a", "an", "of", "its", "it", "in", "to", "and"}
+_HOW_FILLER = {"work", "works", "function", "operate", "the", "a", "an", "of", "its", "it", "in", "to", "and", "when",
+               "what", "which", "how", "why", "for", "on", "with", "is", "are", "be", "does", "do"}
 #: Sentence features: a report of an experiment, a statement of a mechanism.
 _EVALUATION = re.compile(r"\b(?:experiments?|evaluat\w*|results?|outperforms?|accuracy|baselines?|ablations?|"
                          r"Table \d+|Figure \d+|state-of-the-art|we (?:test|measure|report|observe|compare)\w*)\b", re.I)

@@ -39,6 +39,7 @@ from lit3r.read.roles import role_choice
 from lit3r.read.rows import extractive_rows
 from lit3r.read.scoring import CITE_Q, NUMERIC_Q, ask_part, chunk_lines, named_objects, overlap
 from lit3r.read.selection import names_in, select_papers
+from lit3r.read.tables import continued_table
 
 
 @dataclass
@@ -239,27 +240,14 @@ class ExtractiveReader:
         return result
 
     def _continued_table(self, unit: Unit) -> Unit:
-        """``unit``, or, when it is one of the row lines that open a text chunk right after a table
-        chunk of the same page and it has as many trailing numbers as that table's last row (a
-        table whose last rows the parser left in the next text block: "30x stale MIPS 28.7
-        15.1"), the same unit cited from that table chunk."""
+        """``unit``, or the same unit cited from the table chunk just before its chunk when it is a
+        row the parser left out of that table (:func:`lit3r.read.tables.continued_table`)."""
         chunk = unit.chunk
-        if unit.kind != "line" or chunk.kind != "text" or chunk.seq == 0 or not _ROW_LINE.match(unit.text):
+        if unit.kind != "line" or chunk.kind != "text" or chunk.seq == 0:
             return unit
-        lead = []
-        for line in chunk.text.splitlines():
-            if not _ROW_LINE.match(line):
-                break
-            lead.append(line.strip())
-        if unit.text.strip() not in lead:
-            return unit
-        table = next((c for c in self.graph.chunks_of(chunk.paper_id) if c.seq == chunk.seq - 1), None)
-        if table is None or table.kind != "table" or table.page != chunk.page:
-            return unit
-        last = [ln for ln in table.text.splitlines() if ln.strip()][-1]
-        if _trailing(last) != _trailing(unit.text):
-            return unit
-        return replace(unit, chunk=table)
+        previous = next((c for c in self.graph.chunks_of(chunk.paper_id) if c.seq == chunk.seq - 1), None)
+        table = continued_table(unit.text, chunk, previous)
+        return unit if table is None else replace(unit, chunk=table)
 
     def _option(self, request: ReadRequest, result: ReadResult, units: list[Unit], support: Support,
                 read: Sequence[tuple[float, Chunk]]) -> tuple[Optional[Unit], list[Chunk]]:
@@ -406,18 +394,6 @@ def _how_share(unit: Unit) -> float:
     share = EVALUATION_SHARE if _EVALUATION.search(unit.text) or _EVALUATION.search(unit.chunk.section or "") else 1.0
     return share * (MECHANISM_FACTOR if _MECHANISM.search(unit.text) else 1.0)
 
-
-#: A line that reads as a table row: a label, then two numbers or more and nothing else ("30x stale MIPS
-#: 28.7 15.1").
-_ROW_LINE = re.compile(r"^\s*[^\s|][^|]*?[A-Za-z][^|]*?(?:\s+[-+]?\d+(?:\.\d+)?%?){2,}\s*$")
-#: The run of numbers that ends a row (after its label).
-_TRAILING = re.compile(r"(?:\s+[-+]?\d+(?:\.\d+)?%?)+\s*$")
-
-
-def _trailing(line: str) -> int:
-    """How many numbers end ``line`` (table cell bars read as spaces)."""
-    m = _TRAILING.search(" " + line.replace("|", " "))
-    return len(m.group(0).split()) if m else 0
 
 #: Abstention by coverage (:meth:`ExtractiveReader._close_anyway`): a question of this many terms
 #: or more, and the share of them one read paper must hold.

@@ -34,6 +34,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Optional
+
+from graph.records import Chunk
 
 _CAPTION = re.compile(r"^(Table|Tab\.)\s*\d+", re.I)
 #: The header of the stub (row-key) column: "Method", "Model", "Approach" ...
@@ -195,3 +198,35 @@ def _placed(cells: list[str], n_values: int, stub: int, leaf: int) -> list[tuple
 def _nearest(labelled: list[int], i: int) -> int:
     """The labelled row nearest to row ``i`` (ties: the one above, module docstring)."""
     return min(labelled, key=lambda j: (abs(j - i), j > i))
+
+
+#: A line that reads as a table row: a label with a letter, then two numbers or more and nothing else
+#: ("30x stale MIPS 28.7 15.1").
+_ROW_LINE = re.compile(r"^\s*[^\s|][^|]*?[A-Za-z][^|]*?(?:\s+[-+]?\d+(?:\.\d+)?%?){2,}\s*$")
+#: The run of numbers that ends a row (after its label).
+_TRAILING = re.compile(r"(?:\s+[-+]?\d+(?:\.\d+)?%?)+\s*$")
+
+
+def _trailing(line: str) -> int:
+    """How many numbers end ``line`` (cell bars read as spaces)."""
+    m = _TRAILING.search(" " + line.replace("|", " "))
+    return len(m.group(0).split()) if m else 0
+
+
+def continued_table(line: str, chunk: Chunk, previous: Optional[Chunk]) -> Optional[Chunk]:
+    """The table chunk ``previous`` when ``line`` is one of the row lines that open the text chunk
+    ``chunk`` (a label, then two numbers or more), ``previous`` is the table chunk just before it on
+    the same page, and ``line`` ends in as many numbers as that table's last row: the parser left
+    the table's last rows in the next text block ("30x stale MIPS 28.7 15.1" after "Baseline (ORQA)
+    | 31.3 | 13.9"). None otherwise."""
+    if previous is None or previous.kind != "table" or previous.page != chunk.page or not _ROW_LINE.match(line):
+        return None
+    lead = []
+    for text in chunk.text.splitlines():
+        if not _ROW_LINE.match(text):
+            break
+        lead.append(text.strip())
+    rows = [ln for ln in previous.text.splitlines() if ln.strip()]
+    if line.strip() not in lead or not rows or _trailing(rows[-1]) != _trailing(line):
+        return None
+    return previous
