@@ -33,6 +33,8 @@ _POSSESSIVE = re.compile(r"['\u2019]s\b")
 #: Words of an aspect that say nothing about it.
 _HOW_FILLER = {"work", "works", "function", "operate", "the", "a", "an", "of", "its", "it", "in", "to", "and", "when",
                "what", "which", "how", "why", "for", "on", "with", "is", "are", "be", "does", "do"}
+#: Capitalised words that open a "how" question's rest without naming anything.
+_NOT_NAMES = {"i", "we", "you", "they", "he", "she", "it", "my", "our", "your", "their", "this", "these", "those", "one"}
 #: Sentence features: a report of an experiment, a statement of a mechanism.
 _EVALUATION = re.compile(r"\b(?:experiments?|evaluat\w*|results?|outperforms?|accuracy|baselines?|ablations?|"
                          r"Table \d+|Figure \d+|state-of-the-art|we (?:test|measure|report|observe|compare)\w*)\b", re.I)
@@ -70,6 +72,8 @@ def definition_ask(question: str) -> Optional[Ask]:
     if not run:
         return None
     subject = _POSSESSIVE.split(run.group(0))[0].strip()
+    if len(subject) < 2 or subject.split()[0].lower() in _NOT_NAMES:  # "How do I bake bread?" names nothing
+        return None
     aspect = rest[len(subject):]
     words = [w for w in re.findall(r"[\w-]+", _POSSESSIVE.sub(" ", aspect)) if w.lower() not in _HOW_FILLER]
     return Ask(subject, True, frozenset(terms(" ".join(words)))) if len(subject.split()) <= 6 else None

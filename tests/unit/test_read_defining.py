@@ -35,6 +35,7 @@ def test_definition_questions_give_their_subject_and_aspect():
     # not a definition question: options or long descriptions go through the ordinary reader
     assert definition_ask("What GSM8K accuracy does the method reach with ChatGPT and chain-of-thought?") is None
     assert definition_ask("How many parameters does it have?") is None
+    assert definition_ask("How do I bake sourdough bread at home?") is None  # a pronoun names no method
     assert definition_ask("A paper proposes X. What is X?") is None
 
 
