@@ -37,7 +37,7 @@ from typing import Iterable, Optional, Sequence
 
 from graph.records import Chunk
 from graph.search.tokenize import tokenize
-from lit3r.read.scoring import NUM, NUMERIC_Q, ask_part, chunk_lines
+from lit3r.read.scoring import NUM, NUMERIC_Q, ask_part, chunk_lines, complexities
 from lit3r.read.tables import parse_table
 
 _PARTS = re.compile(r"[a-z]+|[0-9]+(?:\.[0-9]+)?[a-z]*")
@@ -89,8 +89,9 @@ _NUMBER = re.compile(r"(?<![A-Za-z0-9.])" + NUM.pattern)
 
 def numbers(text: str) -> set[str]:
     """The numbers of a text as written ("80.59", "8.5", the "65" of "65B"); thousands
-    separators dropped; digits inside a name ("FLAN-T5", "GSM8K") are not numbers."""
-    return set(_NUMBER.findall(text.replace(",", "")))
+    separators dropped; digits inside a name ("FLAN-T5", "GSM8K") are not numbers; a big-O
+    complexity is one value (:func:`lit3r.read.scoring.complexities`)."""
+    return set(_NUMBER.findall(text.replace(",", ""))) | complexities(text)
 
 
 @dataclass(frozen=True)

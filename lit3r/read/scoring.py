@@ -79,3 +79,14 @@ def question_entities(question: str) -> list[str]:
         if len(names) >= 2 and len(names) > len(best):
             best = names
     return best
+
+
+#: A complexity in big-O notation: "O(n^2 · d)", "O(n log(n))", "O(N*d/eps^2)" (one level of inner brackets).
+_BIG_O = re.compile(r"\bO\s*\(((?:[^()]|\([^()]*\))+)\)")
+
+
+def complexities(text: str) -> set[str]:
+    """The big-O expressions of a text in one written form, so that a table's "O(n^2 · d)" and an
+    option's "O(n^2*d)" meet: "o:" + the expression lowercased without spaces, brackets and
+    multiplication signs ("O(n log(n))" and "O(n log n)" -> "o:nlogn")."""
+    return {"o:" + re.sub(r"[\s()*·×⋅]", "", m.group(1)).lower() for m in _BIG_O.finditer(text)}

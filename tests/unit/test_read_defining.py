@@ -98,3 +98,18 @@ def test_rows_left_in_the_next_text_chunk_are_cited_as_their_table():
     assert continued_table("30x stale MIPS 28.7 15.1", text, _chunk(30, table.text, "table", page=6)) is None
     assert continued_table("Only MIPS 28.7 15.1 3.2", _chunk(31, "Only MIPS 28.7 15.1 3.2", page=7), table) is None
     assert continued_table("30x stale MIPS 28.7 15.1", text, _chunk(30, "Some prose.", page=7)) is None
+
+
+def test_big_o_complexities_are_values_an_option_is_told_apart_by():
+    from lit3r.read.scoring import complexities
+
+    assert complexities("Self-Attention | O(n^2 · d) | O(1)") == {"o:n^2d", "o:1"}
+    assert complexities("Reformer | O(n log(n))") == complexities("O(n log n)") == {"o:nlogn"}
+    table = _chunk(4, "Table 1: Per-layer time complexity for various architectures.\nModel Architecture | Complexity "
+                      "per Layer | Sequential Operation\nRecurrent | O(n) | O(n)\nTransformer | O(n^2) | O(1)\n"
+                      "Reformer | O(n log(n)) | O(log(n))\nLinformer | O(n) | O(1)", "table", page=2, oid="Table 1")
+    units = units_of(table)
+    options = {"A": "Linformer: O(n)", "B": "Linformer: O(n*k)", "C": "Linformer: O(n log n)", "D": "Linformer: O(n^2)"}
+    support = Support("What per-layer complexity does the Linformer paper's own table claim for Linformer?", units)
+    label, per = choose_option(options, units, support)
+    assert label == "A" and "Linformer" in per["A"].units[0].text
