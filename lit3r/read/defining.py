@@ -35,6 +35,8 @@ _HOW_FILLER = {"work", "works", "function", "operate", "the", "a", "an", "of", "
                "what", "which", "how", "why", "for", "on", "with", "is", "are", "be", "does", "do"}
 #: Capitalised words that open a "how" question's rest without naming anything.
 _NOT_NAMES = {"i", "we", "you", "they", "he", "she", "it", "my", "our", "your", "their", "this", "these", "those", "one"}
+#: Invisible format characters (bidi marks, zero-width joiners) a pasted name may carry.
+_FORMAT_MARKS = re.compile(r"[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 #: Sentence features: a report of an experiment, a statement of a mechanism.
 _EVALUATION = re.compile(r"\b(?:experiments?|evaluat\w*|results?|outperforms?|accuracy|baselines?|ablations?|"
                          r"Table \d+|Figure \d+|state-of-the-art|we (?:test|measure|report|observe|compare)\w*)\b", re.I)
@@ -59,10 +61,12 @@ class Ask:
 def definition_ask(question: str) -> Optional[Ask]:
     """The :class:`Ask` of "What is X?" / "How does X work?" (one sentence; X of at most six
     words), else None."""
-    q = " ".join(question.split())
+    q = " ".join(_FORMAT_MARKS.sub("", question).split())
     m = _WHAT.match(q)
     if m:
         subject = m.group("x").strip()
+        if all(w.lower() in _NOT_NAMES or w.lower() in _HOW_FILLER for w in subject.split()):
+            return None  # "What is it?", "What is the?" name nothing
         return Ask(subject, False, frozenset()) if len(subject.split()) <= 6 else None
     m = _HOW.match(q)
     if not m:

@@ -37,6 +37,9 @@ def test_definition_questions_give_their_subject_and_aspect():
     assert definition_ask("How many parameters does it have?") is None
     assert definition_ask("How do I bake sourdough bread at home?") is None  # a pronoun names no method
     assert definition_ask("A paper proposes X. What is X?") is None
+    for nothing in ("What is it?", "What is the?", "What is this?", "What are they?", "What is the it?"):
+        assert definition_ask(nothing) is None, nothing  # a pronoun or a stop word names nothing
+    assert definition_ask("What is \u200fExpire-Span\u200f?") == Ask("Expire-Span", False, frozenset())  # bidi marks
 
 
 def test_the_introducing_paper_is_the_one_that_names_it_as_its_own():
