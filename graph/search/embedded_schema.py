@@ -46,6 +46,23 @@ def meta_value(db_or_con, key: str, default=None):
     return json.loads(row[0]) if row else default
 
 
+def index_readable(folder: Path) -> bool:
+    """Whether the index database in ``folder`` opens and answers (False when there is none in
+    an existing ``folder``; True when there is no folder, or a folder without a database)."""
+    path = folder / DB_NAME
+    if not path.is_file():
+        return not folder.exists() or folder.is_dir()
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            con.execute("SELECT COUNT(*) FROM meta").fetchone()
+        finally:
+            con.close()
+        return True
+    except sqlite3.DatabaseError:
+        return False
+
+
 def stored_dim(folder: Path) -> Optional[int]:
     """The vector dimension of the index in ``folder``, or None when there is none (or it is unreadable)."""
     path = Path(folder) / DB_NAME
