@@ -157,7 +157,7 @@ class GraphWriter:
 class EmbeddedGraphStore:
     """GraphStore (see :mod:`graph.store`) over the SQLite file ``path``. Unknown ids raise graph.errors.UnknownIdError (a KeyError).
 
-    Raises FileNotFoundError from :meth:`open` when no store was built there.
+    Raises NotBuiltError from :meth:`open` when no store was built there.
     """
 
     def __init__(self, path: Path, db: Optional[Database] = None) -> None:
@@ -195,6 +195,10 @@ class EmbeddedGraphStore:
         if not path.is_file():
             raise NotBuiltError(f"no graph store at {path}: run `lit3r ingest PDF_DIR` first")
         return cls(path, db)
+
+    def chunks_per_paper(self) -> dict[str, int]:
+        """``{paper_id: chunks}`` of the published papers (papers without chunks left out)."""
+        return dict(self.db.execute("SELECT paper_id, COUNT(*) FROM chunks GROUP BY paper_id"))
 
     def snapshot(self):
         """Context manager: every read inside sees one committed version of the store."""

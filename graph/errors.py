@@ -130,3 +130,19 @@ class UnknownIdError(Lit3rError, KeyError):
 class CypherRefused(Lit3rError):
     """A user's Cypher that is not a plain read, run without ``--write``
     (:mod:`graph.cypher_guard`); the message says what it would do and to pass ``--write``."""
+
+
+class ServerFault(BackendUnavailable):
+    """A Neo4j or OpenSearch driver error raised by a server store (:mod:`graph.server_faults`),
+    so that the layers above know only the Lit3rError family.
+
+    ``server``: "Neo4j" or "OpenSearch"; ``cause``: the driver's exception (kept whole: the
+    application writes its one line from it, with the configured address:
+    ``lit3r.server_errors.server_message``); ``down``: True when the server cannot be used at all
+    (unreachable, timed out, credentials or rights refused), False for one request's failure (a
+    Cypher error, a rejected document). ``str()`` is a one-line fallback without the address."""
+
+    def __init__(self, server: str, cause: BaseException, down: bool) -> None:
+        self.server, self.cause, self.down = server, cause, down
+        text = " ".join(str(cause).split())[:200]
+        super().__init__(f"{server} failed ({type(cause).__name__}: {text}): `lit3r doctor` checks the server")

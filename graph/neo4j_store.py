@@ -12,6 +12,9 @@ edges deleted), then its nodes are written in batched ``UNWIND $rows`` transacti
 content hash is set last, once every store holds it. A load killed at any point leaves papers
 without a hash, which the next load writes again from scratch; nodes are merged on their
 unique ids, so nothing is duplicated. Managed write transactions retry transient errors.
+
+Every driver error of the store's public methods, and of :func:`connect`, comes out as a
+:class:`graph.errors.ServerFault` (:mod:`graph.server_faults`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from graph.cypher_guard import refusal, split_mode
 from graph.errors import CypherRefused, NotBuiltError, UnknownIdError
 from graph.question_cache import QuestionCache
 from graph.records import Chunk, Neighbour, Paper, Reference, Source
+from graph.server_faults import NEO4J, translate_faults
 
 #: Seconds to open one connection, and to retry a transaction on transient errors (a server that
 #: is down or restarting): a fault ends in one line within about 5-10 s (README, Neo4j section).
@@ -36,10 +40,11 @@ RETRY_TIME_S = 5.0
 ACQUISITION_TIMEOUT_S = 10.0
 
 
+@translate_faults(NEO4J)
 def connect(uri: str, user: Optional[str] = None, password: Optional[str] = None, **config: Any):
     """A ``neo4j.Driver`` for ``uri`` (``bolt://``, ``neo4j://``, ``neo4j+s://`` for TLS);
     ``user`` None connects without auth. Extra ``config`` goes to the driver (e.g.
-    ``max_connection_pool_size``)."""
+    ``max_connection_pool_size``). Raises ServerFault for a URI the driver refuses."""
     import neo4j
 
     config.setdefault("notifications_min_severity", "OFF")  # the server's notices are never shown to users
@@ -75,12 +80,14 @@ def neighbours_hash(neighbours: Sequence[tuple[str, float]]) -> str:
     return hashlib.sha256(json.dumps([[n, round(float(s), 6)] for n, s in neighbours]).encode()).hexdigest()
 
 
+@translate_faults(NEO4J)
 class Neo4jGraphStore:
     """GraphStore over a Neo4j 5 database (see the module docstring).
 
     ``driver``: a ``neo4j.Driver`` (:func:`connect`); ``database``: None for the server default;
-    ``batch_size``: rows per write transaction. Unknown ids raise graph.errors.UnknownIdError (a KeyError); connection errors
-    are the driver's (``ServiceUnavailable``, ``AuthError``).
+    ``batch_size``: rows per write transaction. Unknown ids raise graph.errors.UnknownIdError (a KeyError); the
+    driver's errors (``ServiceUnavailable``, ``AuthError``, a Cypher error) come out as graph.errors.ServerFault
+    (``.down`` for an unreachable server or refused credentials).
     """
 
     def __init__(self, driver, database: Optional[str] = None, batch_size: int = 5000) -> None:
@@ -93,10 +100,12 @@ class Neo4jGraphStore:
     _chunks = property(lambda self: self._cache.get("chunks"))
 
     @classmethod
-    def open(cls, driver, database: Optional[str] = None) -> "Neo4jGraphStore":
-        """A store over a database that holds a corpus (one round trip). Raises
-        graph.errors.NotBuiltError when it holds none."""
+    def open(cls, driver, database: Optional[str] = None, reach: bool = False) -> "Neo4jGraphStore":
+        """A store over a database that holds a corpus (one round trip; ``reach``: one connection
+        attempt first, :meth:`reach`). Raises graph.errors.NotBuiltError when it holds none."""
         store = cls(driver, database)
+        if reach:
+            store.reach()
         if not store._read("corpus_present"):
             raise NotBuiltError("no Lit3R corpus in the Neo4j database: run `lit3r ingest PDF_DIR` "
                                     "with the servers backend")
@@ -106,6 +115,11 @@ class Neo4jGraphStore:
     def close(self) -> None:
         """Close the driver."""
         self.driver.close()
+
+    def reach(self) -> None:
+        """One connection attempt (the driver's ``connection_timeout``), not the retries of a
+        transaction: a server that is down is a ServerFault at once."""
+        self.driver.verify_connectivity()
 
     def verify(self) -> str:
         """Check connectivity and auth; returns the server agent string (e.g. "Neo4j/5.26.0")."""
@@ -223,8 +237,30 @@ class Neo4jGraphStore:
 
     def chunks_per_paper(self) -> dict[str, int]:
         """``{paper_id: chunk nodes}`` (papers without chunks left out)."""
-        return {r["paper_id"]: r["n"] for r in self.run_read(
-            "MATCH (p:Paper)-[:HAS_CHUNK]->(c:Chunk) RETURN p.paper_id AS paper_id, count(c) AS n", {})}
+        return {r["paper_id"]: r["n"] for r in self._read("chunks_per_paper")}
+
+    def paper_counts(self) -> dict[str, int]:
+        """``{"n": papers, "done": papers whose load finished (content hash set)}``."""
+        return self._read("paper_counts")[0]
+
+    def constraint_names(self) -> set[str]:
+        """The names of the database's constraints."""
+        return {r["name"] for r in self._read("constraint_names")}
+
+    # -- the servers' load lease (lit3r/ingest_lock.py) -------------------------------------
+    def claim_load_lease(self, owner: str, who: str, lease_ms: int) -> dict:
+        """Claim the one load lease for ``owner`` (``who``: a line naming the process): taken when
+        free, already ``owner``'s, or not renewed for ``lease_ms`` ms. Returns ``{"mine", "who",
+        "age_s"}`` (the holder and how long ago it renewed when it is not ``owner``'s)."""
+        return self.run_write(statement("load_lease_claim"), {"owner": owner, "who": who, "lease_ms": lease_ms})[0]
+
+    def renew_load_lease(self, owner: str) -> int:
+        """Renew ``owner``'s load lease; returns 1, or 0 when ``owner`` holds none."""
+        return self.run_write(statement("load_lease_renew"), {"owner": owner})[0]["n"]
+
+    def release_load_lease(self, owner: str) -> None:
+        """Release ``owner``'s load lease (nothing when ``owner`` holds none)."""
+        self.run_write(statement("load_lease_release"), {"owner": owner})
 
     def write_papers(self, papers: Sequence[dict], chunks: Sequence[dict], refs: Sequence[dict]) -> int:
         """Write papers with their chunks, authors and citations (JSON-ready record dicts),

@@ -15,14 +15,16 @@ from typing import Any, Optional, Sequence
 
 from graph.cypher import statement, statements
 from graph.errors import UnknownIdError
+from graph.server_faults import NEO4J, translate_faults
 from graph.trace import EDGE_TYPES, LABELS, TraceGraph
 
 
+@translate_faults(NEO4J)
 class Neo4jTraceStore:
     """TraceStore (:class:`graph.trace.TraceStore`) over a Neo4j 5.26+ database (dynamic labels
     and types: ``SET n:$(label)``). ``driver``: a ``neo4j.Driver``; ``database``: None for the
-    server default; ``own_driver``: close the driver in :meth:`close`. Connection errors are the
-    driver's."""
+    server default; ``own_driver``: close the driver in :meth:`close`. The driver's errors come out
+    as graph.errors.ServerFault (:mod:`graph.server_faults`)."""
 
     def __init__(self, driver, database: Optional[str] = None, own_driver: bool = True) -> None:
         self.driver = driver

@@ -19,6 +19,11 @@ import threading
 from pathlib import Path
 from typing import Iterator, Sequence
 
+#: The error a damaged, cut-short or unreadable database file raises from the embedded stores
+#: (``sqlite3.DatabaseError``), and the root of every SQLite error (``sqlite3.Error``): the layers
+#: above catch these names, never the driver module.
+DatabaseError, Error = sqlite3.DatabaseError, sqlite3.Error
+
 #: Largest number of ``?`` placeholders per statement (SQLite's default limit is 32,766).
 IN_BATCH = 900
 

@@ -26,27 +26,31 @@ import errno
 import hashlib
 import json
 import os
-import re
 import shutil
-import stat
 import time
-import urllib.parse
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional
+from typing import Callable, Optional
 
 from graph.atomic import write_lines_atomic
-from graph.errors import Lit3rError, NotBuiltError
 from graph.progress import Reporter
-from graph.records import MAX_CHUNK_CHARS, Chunk, Paper, Reference, Source, chunk_id_for
+from graph.records import MAX_CHUNK_CHARS, Chunk, Paper, Source, chunk_id_for
 from ingest.chunking import build_chunks, title_abstract_text
+from ingest.corpus_files import CorpusOrderError, PaperRecords, corpus_size, iter_corpus, load_corpus
+from ingest.discover import discover, file_name, paper_id_from_name, paper_id_of, sha256_of
 from ingest.document import BadInputError, ParsedDocument, RawReference
 from ingest.identity import recorded_file, refusal, taken_by
 from ingest.metadata import PaperMeta, load_metadata
 from ingest.parsers import get_parser, parser_names
 from ingest.references import TitleResolver, build_references, consolidate_work_ids
 from ingest.stamp import clear_stamp, corpus_version, write_stamp
+
+#: The corpus-file reader (:mod:`ingest.corpus_files`) and the file discovery (:mod:`ingest.discover`)
+#: stay importable from here.
+__all__ = ["PARSER_VERSION", "PARSERS", "IngestReport", "Job", "ingest_corpus", "ingest_metadata_only", "process",
+           "CorpusOrderError", "PaperRecords", "corpus_size", "iter_corpus", "load_corpus", "discover", "file_name",
+           "paper_id_from_name", "paper_id_of", "sha256_of"]
 
 #: Bump when parsing or chunking output changes: journaled papers of older versions re-parse.
 PARSER_VERSION = "3"
@@ -65,18 +69,6 @@ def _code_version() -> str:
 
 #: The parser names ``ingest_corpus`` accepts (from the registry :mod:`ingest.parsers`), default first.
 PARSERS = parser_names()
-
-
-def file_name(paper_id: str) -> str:
-    """A paper id as one safe file or folder name ("cs/0112017" -> "cs%2F0112017"): journal
-    entries and image folders never leave the corpus folder, whatever the id holds."""
-    name = urllib.parse.quote(paper_id, safe=" ()+,;=@[]_-")
-    return name.replace(".", "%2E") if set(name) == {"."} else name
-
-
-def paper_id_of(name: str) -> str:
-    """The inverse of :func:`file_name`."""
-    return urllib.parse.unquote(name)
 
 
 @dataclass
@@ -115,151 +107,6 @@ class Job:
     meta: Optional[dict]
     key: str
 
-
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        for blk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(blk)
-    return h.hexdigest()
-
-
-def paper_id_from_name(name: str) -> str:
-    """The paper id made from a file or folder name: runs of characters other than letters,
-    digits, ``.``, ``-`` and ``_`` become one ``_`` ("Big Bird, 2020 (v2)" -> "Big_Bird_2020_v2"),
-    so that every id made from a file name can be passed back to ``--papers ID,ID`` as it is.
-    A name whose id would make a journal file name longer than :data:`MAX_ID_FILE_NAME` bytes
-    (:func:`file_name`: a long title, or one in a non-Latin script, each character quoted as up to
-    9 bytes) is cut and ends with ``_`` and 10 hex digits of the name's SHA-1, so that it stays
-    one paper, the same on every run."""
-    pid = _NOT_ID.sub("_", name).strip("_") or "paper"
-    if len(file_name(pid)) <= MAX_ID_FILE_NAME:
-        return pid
-    tag = "_" + hashlib.sha1(name.encode("utf-8", "surrogateescape")).hexdigest()[:10]
-    while pid and len(file_name(pid + tag)) > MAX_ID_FILE_NAME:
-        pid = pid[: min(len(pid) - 1, MAX_ID_FILE_NAME - len(tag))]
-    return pid.rstrip("_") + tag
-
-
-#: Bytes the journal file name of an id made from a file name may take (:func:`file_name`): the
-#: file system's name limit (255 bytes) less room for ``.json`` and a temporary-file suffix.
-MAX_ID_FILE_NAME = 160
-
-
-_NOT_ID = re.compile(r"[^\w.\-]+")
-
-
-def _pdf_files(root: Path, problems: list[str]) -> list[Path]:
-    """The ``*.pdf`` files under the folder ``root`` (recursive, sorted, absolute), following
-    symbolic links to folders. A folder that cannot be read, a link that loops (to itself or to
-    a folder above it, ``root``'s parents included), a ``.pdf`` link that points nowhere and a
-    ``.pdf`` that is not a regular file (a FIFO, a device such as a link to /dev/zero: read
-    without end) are each one line in ``problems`` and skipped."""
-    files: list[Path] = []
-    walked: set[tuple[int, int]] = set()
-
-    def walk(folder: Path, above: frozenset) -> None:
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError as exc:
-            problems.append(f"{folder}: folder cannot be read ({exc.strerror or exc}): fix its permissions "
-                            f"(chmod +rx) to ingest its PDFs")
-            return
-        for entry in entries:
-            path = Path(entry.path)
-            try:
-                st = path.stat()  # follows links
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    problems.append(f"{path}: symbolic link loop: skipped (point the link at a file or folder)")
-                elif entry.is_symlink() and path.suffix.lower() == ".pdf":
-                    problems.append(f"{path}: symbolic link to a missing file ({os.readlink(path)}): skipped")
-                elif path.suffix.lower() == ".pdf":
-                    problems.append(f"{path}: cannot be read ({exc.strerror or exc}): skipped")
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                key = (st.st_dev, st.st_ino)
-                if key in above:
-                    problems.append(f"{path}: symbolic link loop (it points to {path.resolve()}, a folder above "
-                                    f"it): not followed")
-                elif entry.is_symlink() and real_root.is_relative_to(path.resolve()):
-                    problems.append(f"{path}: symbolic link to {path.resolve()}, a folder that holds {root}: "
-                                    f"not followed (it would ingest PDFs from outside {root})")
-                elif key not in walked:  # a folder reached by two links is read once
-                    walked.add(key)
-                    walk(path, above | {key})
-            elif stat.S_ISREG(st.st_mode) and path.suffix.lower() == ".pdf":
-                files.append(path.absolute())
-            elif path.suffix.lower() == ".pdf":  # a FIFO, a device (a link to /dev/zero), a socket
-                problems.append(f"{path}: not a regular file ({_kind(st.st_mode)}{_link(entry, path)}): skipped "
-                                f"(pass PDF files)")
-
-    st = root.stat()
-    real_root = root.resolve()
-    walked.add((st.st_dev, st.st_ino))
-    walk(root, frozenset({(st.st_dev, st.st_ino)}))
-    return sorted(files)
-
-
-def _kind(mode: int) -> str:
-    """What a file that is not a regular file or a folder is, in words."""
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a socket" if stat.S_ISSOCK(mode) else "not a file"
-
-
-def _link(entry: os.DirEntry, path: Path) -> str:
-    """`` reached by a link to TARGET`` for a symbolic link, else empty."""
-    return f" reached by a link to {os.readlink(path)}" if entry.is_symlink() else ""
-
-
-def discover(pdf_dir: Path, metadata: dict[str, PaperMeta],
-             problems: Optional[list[str]] = None) -> list[tuple[str, Path, Optional[PaperMeta]]]:
-    """PDF files under ``pdf_dir`` (recursive, see :func:`_pdf_files`) with their paper ids.
-
-    ``pdf_dir`` may also be one PDF file. The id is the metadata ``paper_id`` when a metadata
-    line matches the file (by the file name of its ``pdf``, or by id = file stem); else
-    :func:`paper_id_from_name` of the file stem; files whose stems collide (``<id>/paper.pdf``
-    layouts) take their parent folder's name. Paths are absolute. Appends to ``problems`` one
-    line per unreadable folder, symlink loop, and metadata line whose ``pdf`` names no file found.
-    Raises BadInputError when ``pdf_dir`` does not exist or holds no PDF.
-    """
-    pdf_dir = Path(pdf_dir)
-    problems = [] if problems is None else problems
-    if pdf_dir.is_file() and pdf_dir.suffix.lower() == ".pdf":
-        files = [pdf_dir.absolute()]
-    elif pdf_dir.is_dir():
-        files = _pdf_files(pdf_dir, problems)
-    elif pdf_dir.exists():
-        raise BadInputError(f"{pdf_dir} is not a PDF file or a folder: pass a folder of PDF files")
-    else:
-        raise BadInputError(f"PDF folder not found: {pdf_dir}: pass a folder of PDF files")
-    if not files:
-        why = f" ({'; '.join(problems)})" if problems else ""
-        raise BadInputError(f"no PDF files under {pdf_dir}{why}: pass a folder that holds *.pdf files")
-    stems: dict[str, int] = {}
-    for p in files:
-        stems[p.stem] = stems.get(p.stem, 0) + 1
-    by_pdf = {Path(m.pdf).name: m for m in metadata.values() if m.pdf}
-    out = []
-    for p in files:
-        meta = by_pdf.get(p.name) or metadata.get(p.stem)
-        if meta is None and stems[p.stem] > 1:
-            meta = metadata.get(p.parent.name)
-        pid = meta.paper_id if meta else paper_id_from_name(p.stem if stems[p.stem] == 1 else p.parent.name)
-        out.append((pid, p, meta))
-    names = {p.name for p in files}
-    for name, m in sorted(by_pdf.items(), key=lambda kv: kv[1].where):
-        if name not in names:
-            problems.append(f"{m.where or 'metadata'}: pdf {m.pdf!r} is not under {pdf_dir}: the line is used for "
-                            f"no file (fix the file name)")
-    return out
-
-
-# ----------------------------------------------------------------------------- one paper
 
 
 def _parse(job: Job) -> tuple[ParsedDocument, Path]:
@@ -635,153 +482,3 @@ def _one_per_content(entries: list[dict], winners: dict[str, str], report: Inges
     return [e for e in entries if e["paper_id"] not in drop]
 
 
-class PaperRecords:
-    """One paper of a corpus folder: its raw JSON lines as UTF-8 bytes (``lines``: ``paper``
-    bytes, ``chunks`` and ``references`` lists of bytes) and their sha1 (``digest``); the
-    records as dicts are parsed on first use (an unchanged paper costs one hash, no JSON)."""
-
-    __slots__ = ("paper_id", "lines", "digest", "_parsed")
-
-    def __init__(self, paper_id: str, lines: dict, digest: str) -> None:
-        self.paper_id, self.lines, self.digest = paper_id, lines, digest
-        self._parsed: Optional[tuple] = None
-
-    def _parse(self) -> tuple:
-        if self._parsed is None:
-            self._parsed = (json.loads(self.lines["paper"]), [json.loads(x) for x in self.lines["chunks"]],
-                            [json.loads(x) for x in self.lines["references"]])
-        return self._parsed
-
-    @property
-    def paper(self) -> dict:
-        return self._parse()[0]
-
-    @property
-    def chunks(self) -> list[dict]:
-        return self._parse()[1]
-
-    @property
-    def references(self) -> list[dict]:
-        return self._parse()[2]
-
-    @property
-    def n_chunks(self) -> int:
-        return len(self.lines["chunks"])
-
-    def text_lines(self) -> dict:
-        """The raw lines as str (for storing them as they are)."""
-        return {"paper": self.lines["paper"].decode("utf-8"),
-                "chunks": [x.decode("utf-8") for x in self.lines["chunks"]],
-                "references": [x.decode("utf-8") for x in self.lines["references"]]}
-
-
-class CorpusOrderError(Lit3rError, ValueError):
-    """The corpus files are not in paper order (papers.jsonl sorted, chunks and references
-    grouped by paper in that order)."""
-
-
-#: The ``paper_id`` key of a JSON record line (a key, never inside a string: quotes there are escaped).
-_PAPER_ID = re.compile(rb'[{,]\s*"paper_id":\s*"((?:[^"\\]|\\.)*)"')
-
-
-_KEY = b'"paper_id": "'
-
-
-def _paper_id_of(line: bytes) -> str:
-    # fast path: json.dumps' own spacing; the key's closing quote follows "d", so it is never
-    # inside a string (there a quote is always escaped)
-    i = line.find(_KEY)
-    if i > 0:
-        j = line.find(b'"', i + len(_KEY))
-        pid = line[i + len(_KEY):j]
-        if j > 0 and b"\\" not in pid:
-            return pid.decode("utf-8")
-    m = _PAPER_ID.search(line)
-    if m is None:
-        return json.loads(line)["paper_id"]
-    pid = m.group(1)
-    return json.loads(b'"' + pid + b'"') if b"\\" in pid else pid.decode("utf-8")
-
-
-def _grouped(path: Path) -> Iterator[tuple[str, list[bytes]]]:
-    """``(paper_id, raw lines)`` runs of a JSONL file grouped by ``paper_id``."""
-    if not path.is_file():
-        return
-    pid: Optional[str] = None
-    lines: list[bytes] = []
-    with path.open("rb") as fh:
-        for line in fh:
-            line = line.rstrip(b"\r\n")
-            if not line.strip():
-                continue
-            this = _paper_id_of(line)
-            if this != pid:
-                if pid is not None:
-                    yield pid, lines
-                pid, lines = this, []
-            lines.append(line)
-    if pid is not None:
-        yield pid, lines
-
-
-def corpus_size(out_dir: Path) -> int:
-    """Number of papers in a corpus folder (lines of ``papers.jsonl``; 0 when there is none)."""
-    path = Path(out_dir) / "papers.jsonl"
-    if not path.is_file():
-        return 0
-    with path.open("rb") as fh:
-        return sum(1 for line in fh if line.strip())
-
-
-def iter_corpus(out_dir: Path) -> Iterable[PaperRecords]:
-    """Stream a corpus folder paper by paper (a merge join of the three files on paper_id);
-    memory holds one paper. Raises FileNotFoundError when there is no ``papers.jsonl`` and
-    :class:`CorpusOrderError` when the files are out of order (rewrite them with ``lit3r ingest``)."""
-    out_dir = Path(out_dir)
-    if not (out_dir / "papers.jsonl").is_file():
-        raise NotBuiltError(f"no corpus in {out_dir}: run `lit3r ingest PDF_DIR --out {out_dir}` first")
-    streams = {name: _grouped(out_dir / f"{name}.jsonl") for name in ("chunks", "references")}
-    heads = {name: next(s, None) for name, s in streams.items()}
-
-    def out_of_order(name: str, pid: str) -> CorpusOrderError:
-        return CorpusOrderError(f"{name}.jsonl has records of {pid!r}, which is not in papers.jsonl or not in its "
-                                f"order: run `lit3r ingest` again to rewrite the corpus files")
-
-    last = None
-    for pid, plines in _grouped(out_dir / "papers.jsonl"):
-        if len(plines) > 1 or (last is not None and pid <= last):
-            raise CorpusOrderError(f"{out_dir / 'papers.jsonl'} is not sorted by paper_id (or repeats it) at "
-                                   f"{pid!r}: run `lit3r ingest` again to rewrite the corpus files")
-        last = pid
-        raw: dict = {"paper": plines[0]}
-        parts = [plines[0]]
-        for name in streams:
-            head = heads[name]
-            if head is not None and head[0] < pid:
-                raise out_of_order(name, head[0])
-            if head is not None and head[0] == pid:
-                raw[name] = head[1]
-                heads[name] = next(streams[name], None)
-            else:
-                raw[name] = []
-            parts.append(b"\n".join(raw[name]))
-        yield PaperRecords(pid, raw, hashlib.sha1(b"\0".join(parts)).hexdigest())
-    for name, head in heads.items():
-        if head is not None:
-            raise out_of_order(name, head[0])
-
-
-def load_corpus(out_dir: Path) -> tuple[list[Paper], list[Chunk], list[Reference]]:
-    """Load a corpus folder written by :func:`ingest_corpus` into validated records.
-
-    Raises FileNotFoundError when the folder holds no ``papers.jsonl`` (run ``lit3r ingest``).
-    """
-    out_dir = Path(out_dir)
-    if not (out_dir / "papers.jsonl").is_file():
-        raise NotBuiltError(f"no corpus in {out_dir}: run `lit3r ingest PDF_DIR --out {out_dir}` first")
-
-    def read(name: str, model):
-        with (out_dir / name).open(encoding="utf-8") as fh:
-            return [model.model_validate_json(line) for line in fh if line.strip()]
-
-    return read("papers.jsonl", Paper), read("chunks.jsonl", Chunk), read("references.jsonl", Reference)

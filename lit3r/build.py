@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import shutil
-import sqlite3
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -44,7 +43,9 @@ from graph.errors import IndexDamaged, PermissionDenied, first_unreadable
 from graph.progress import RateProgress, Reporter
 from graph.records import Neighbour, Paper
 from graph.search.embedded import DB_NAME, stored_dim, top_k_with_ties
+from graph.search.embedded_schema import index_readable
 from graph.search.embedded_writer import IndexWriter
+from graph.sqlite import DatabaseError
 from ingest.corpus import PaperRecords, corpus_size, iter_corpus
 from ingest.stamp import read_version as read_corpus_version
 from lit3r.config import Settings, encoder_identity
@@ -325,7 +326,7 @@ class _Build:
         """Clear a leftover ``index.new`` that cannot be resumed; write the format stub."""
         if not self.in_place:
             new_state = _index_state(self.target)
-            if self.force or new_state is None or new_state.get("format") != self.fmt or not _readable(self.target):
+            if self.force or new_state is None or new_state.get("format") != self.fmt or not index_readable(self.target):
                 _remove(self.target)
         self.target.mkdir(parents=True, exist_ok=True)
         if not (self.target / "manifest.json").is_file():
@@ -337,13 +338,13 @@ class _Build:
         blocked = first_unreadable(target, target / DB_NAME)
         if blocked:  # the fix is its permissions, not a rebuild
             raise PermissionDenied(blocked)
-        if self.in_place and not _readable(target):
+        if self.in_place and not index_readable(target):
             raise IndexDamaged(f"the index in {target} is unreadable: run `lit3r ingest PDF_DIR --rebuild` to rebuild it")
         dim = stored_dim(target)
         try:
             return IndexWriter(target, dim=dim or self.enc.chunk.dim, k1=self.settings.retrieve.bm25_k1,
                                b=self.settings.retrieve.bm25_b)
-        except sqlite3.DatabaseError as exc:
+        except DatabaseError as exc:
             raise IndexDamaged(f"the index in {target} is unreadable ({exc}): run `lit3r ingest PDF_DIR --rebuild` "
                                f"to rebuild it") from None
 
@@ -547,22 +548,6 @@ def _sync(settings: Settings, report: BuildReport, progress: bool) -> None:
     with servers_lease(settings, Path(settings.home)):  # one load at a time into the same Neo4j database
         report.servers = sync_servers(settings, progress=progress)
     report.seconds["servers"] = time.perf_counter() - ts
-
-
-def _readable(folder: Path) -> bool:
-    """Whether the index database in ``folder`` opens and answers (False when there is none)."""
-    path = folder / DB_NAME
-    if not path.is_file():
-        return not folder.exists() or folder.is_dir()
-    try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            con.execute("SELECT COUNT(*) FROM meta").fetchone()
-        finally:
-            con.close()
-        return True
-    except sqlite3.DatabaseError:
-        return False
 
 
 def _remove(path: Path) -> None:

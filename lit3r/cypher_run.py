@@ -3,7 +3,7 @@ MCP ``cypher`` tool share (the CLI prints, the MCP server returns the rows).
 
 - On the embedded backend nothing runs: :data:`NEEDS_NEO4J` says how to start Neo4j
   (``lit3r graph`` answers the exploration questions on both backends).
-- The server is reached once (``verify_connectivity``) before any query, so an unreachable
+- The server is reached once (``Neo4jGraphStore.reach``) before any query, so an unreachable
   server is one line, not the driver's transaction retries.
 - Without ``write`` only a plain read runs: the query is EXPLAINed first, and writes, LOAD CSV,
   procedures other than read-only ones and plugin functions are refused
@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graph.errors import ServerFault
 from lit3r.errors import CypherFailed, clean_line
 from lit3r.server_errors import NO_DOCKER, server_errors, server_message, start_hint
 
@@ -114,13 +115,12 @@ def connect(settings: "Settings") -> "Neo4jGraphStore":
 
     store = neo4j_store(settings, connection_timeout=CONNECT_TIMEOUT)
     try:
-        store.driver.verify_connectivity()  # one attempt: no transaction retries against a missing server
-    except ServiceUnavailable as exc:
+        store.reach()  # one attempt: no transaction retries against a missing server
+    except ServerFault as exc:
         store.close()
-        raise CypherFailed(unreachable(settings.neo4j.uri, exc)) from None
-    except server_errors() as exc:  # credentials
-        store.close()
-        raise _failed(settings, exc, False) from None
+        if isinstance(exc.cause, ServiceUnavailable):
+            raise CypherFailed(unreachable(settings.neo4j.uri, exc.cause)) from None
+        raise _failed(settings, exc, False) from None  # credentials
     except BaseException:
         store.close()
         raise
@@ -142,10 +142,14 @@ def run_cypher(store: "Neo4jGraphStore", settings: "Settings", query: str, value
 
 
 def _failed(settings: "Settings", exc: BaseException, write: bool) -> CypherFailed:
-    """The one line of a driver error: the server's message for an unreachable server or bad
-    credentials, else ``Cypher failed on URI: ...`` (with a hint for a refused write)."""
+    """The one line of a driver error (a ServerFault's ``cause``): the server's message for an
+    unreachable server or bad credentials, else ``Cypher failed on URI: ...`` (with a hint for a
+    refused write). ServiceUnavailable and AuthError are told apart here: this module is on
+    ``DRIVER_IMPORTS_ALLOWED`` of ``tests/unit/test_boundary.py``."""
     from neo4j.exceptions import AuthError, ServiceUnavailable
 
+    if isinstance(exc, ServerFault):
+        exc = exc.cause
     if isinstance(exc, (ServiceUnavailable, AuthError)):
         return CypherFailed(server_message(settings, exc))
     msg = clean_line(exc, 300) or type(exc).__name__

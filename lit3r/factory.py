@@ -120,9 +120,8 @@ def _open_servers(settings: Settings) -> Stores:
     from lit3r.servers import check_pairing
 
     driver = neo4j_driver(settings)
-    try:
-        driver.verify_connectivity()  # one attempt (connection_timeout): a server down is one line at once
-        graph = Neo4jGraphStore.open(driver, settings.neo4j.database)
+    try:  # reach: one attempt (connection_timeout): a server down is one line at once
+        graph = Neo4jGraphStore.open(driver, settings.neo4j.database, reach=True)
     except BaseException:
         driver.close()
         raise
@@ -154,9 +153,8 @@ def _graph_servers(settings: Settings, **config: object) -> GraphStore:
     from graph.neo4j_store import Neo4jGraphStore
 
     driver = neo4j_driver(settings, **config)
-    try:
-        driver.verify_connectivity()  # one attempt (connection_timeout): not the retries of a transaction
-        return Neo4jGraphStore.open(driver, settings.neo4j.database)
+    try:  # reach: one attempt (connection_timeout), not the retries of a transaction
+        return Neo4jGraphStore.open(driver, settings.neo4j.database, reach=True)
     except BaseException:
         driver.close()
         raise

@@ -33,19 +33,6 @@ class IngestLocked(Lit3rError):
     """Another ingest holds the data folder or the servers."""
 
 
-_CLAIM = """
-MERGE (l:Lit3rLoadLock {id: 'load'})
-ON CREATE SET l.owner = $owner, l.who = $who, l.renewed = timestamp()
-WITH l, l.owner = $owner OR l.renewed < timestamp() - $lease_ms AS mine
-SET l.owner = CASE WHEN mine THEN $owner ELSE l.owner END,
-    l.who = CASE WHEN mine THEN $who ELSE l.who END,
-    l.renewed = CASE WHEN mine THEN timestamp() ELSE l.renewed END
-RETURN l.owner = $owner AS mine, l.who AS who, (timestamp() - l.renewed) / 1000 AS age_s
-"""
-_RENEW = "MATCH (l:Lit3rLoadLock {id: 'load', owner: $owner}) SET l.renewed = timestamp() RETURN count(l) AS n"
-_RELEASE = "MATCH (l:Lit3rLoadLock {id: 'load', owner: $owner}) DELETE l"
-
-
 @contextlib.contextmanager
 def ingest_lock(home: Path) -> Iterator[None]:
     """Hold the data folder ``home`` (created if missing) for one ingest (parse, build, load);
@@ -72,15 +59,15 @@ def ingest_lock(home: Path) -> Iterator[None]:
 @contextlib.contextmanager
 def servers_lease(settings: Settings, home: Path) -> Iterator[None]:
     """Hold the servers' load lease (module docstring) around a load into Neo4j and OpenSearch;
-    raises :class:`IngestLocked` while another load holds it, and the driver's errors when Neo4j
-    cannot be reached."""
+    raises :class:`IngestLocked` while another load holds it, and graph.errors.ServerFault when Neo4j
+    cannot be reached (the lease statements: ``cypher/load_lease_*.cypher``)."""
     from lit3r.factory import neo4j_store
 
     store = neo4j_store(settings)
     owner, who = uuid.uuid4().hex, f"pid {os.getpid()} on {socket.gethostname()}, data folder {home}"
     try:
-        store.driver.verify_connectivity()
-        row = store.run_write(_CLAIM, {"owner": owner, "who": who, "lease_ms": int(LEASE_S * 1000)})[0]
+        store.reach()
+        row = store.claim_load_lease(owner, who, int(LEASE_S * 1000))
         if not row["mine"]:
             raise IngestLocked(
                 f"another ingest is loading Neo4j at {settings.neo4j.uri} and OpenSearch ({row['who']}, renewed "
@@ -91,7 +78,7 @@ def servers_lease(settings: Settings, home: Path) -> Iterator[None]:
         def renew() -> None:
             while not stop.wait(RENEW_S):
                 with contextlib.suppress(Exception):  # a server fault shows in the load itself
-                    store.run_write(_RENEW, {"owner": owner})
+                    store.renew_load_lease(owner)
 
         thread = threading.Thread(target=renew, name="lit3r-load-lease", daemon=True)
         thread.start()
@@ -101,7 +88,7 @@ def servers_lease(settings: Settings, home: Path) -> Iterator[None]:
             stop.set()
             thread.join(timeout=RENEW_S)
             with contextlib.suppress(Exception):
-                store.run_write(_RELEASE, {"owner": owner})
+                store.release_load_lease(owner)
     finally:
         store.close()
 

@@ -3,8 +3,11 @@
 The drivers' exceptions (``neo4j.exceptions``: ``ServiceUnavailable``, ``AuthError``, any
 ``Neo4jError`` / ``DriverError``; ``opensearchpy.exceptions``: ``ConnectionError``,
 ``ConnectionTimeout``, ``AuthenticationException`` (401), ``AuthorizationException`` (403), any
-``TransportError``, ``helpers.BulkIndexError``) are turned into one sentence by
+``TransportError``, ``helpers.BulkIndexError``), which the server stores raise as
+:class:`graph.errors.ServerFault` (:mod:`graph.server_faults`), are turned into one sentence by
 :func:`server_message`; every command catches :func:`server_errors` once (``lit3r.cli.Lit3rGroup``).
+This module is one of the few that tell driver classes apart (``DRIVER_IMPORTS_ALLOWED`` in
+``tests/unit/test_boundary.py``).
 How fast a fault is reported is set where the clients are made: ``graph.neo4j_store.connect``
 (connection timeout and transaction retry time, 5 s each) and ``graph.search.opensearch.make_client``
 (4 s to connect, one retry on connection errors, none on read timeouts).
@@ -15,23 +18,29 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Optional
 
+from graph.errors import ServerFault
+
 if TYPE_CHECKING:
     from lit3r.config import Settings
 
 
 def server_errors() -> tuple[type[BaseException], ...]:
-    """The exception classes of the Neo4j driver and the OpenSearch client (connection, auth,
-    request), for one ``except``."""
+    """:class:`graph.errors.ServerFault` and the exception classes of the Neo4j driver and the
+    OpenSearch client (connection, auth, request) it carries, for one ``except``."""
     from neo4j.exceptions import DriverError, Neo4jError
     from opensearchpy.exceptions import ImproperlyConfigured, OpenSearchException
 
-    return (DriverError, Neo4jError, OpenSearchException, ImproperlyConfigured)
+    return (ServerFault, DriverError, Neo4jError, OpenSearchException, ImproperlyConfigured)
 
 
 def server_message(settings: Optional["Settings"], exc: BaseException) -> str:
-    """``exc`` (one of :func:`server_errors`) as one line: ``"<server> at <address> <what
-    happened> (<cause>): <fix>"``. ``settings``: for the address (None: the server's name alone)."""
+    """``exc`` (one of :func:`server_errors`; a ServerFault is said by its ``cause``) as one line:
+    ``"<server> at <address> <what happened> (<cause>): <fix>"``. ``settings``: for the address
+    (None: the server's name alone)."""
     from opensearchpy.exceptions import ImproperlyConfigured, OpenSearchException
+
+    if isinstance(exc, ServerFault):
+        exc = exc.cause
 
     if isinstance(exc, (OpenSearchException, ImproperlyConfigured)):
         return _opensearch(settings, exc)

@@ -26,6 +26,7 @@ from typing import Optional
 
 import numpy as np
 
+from graph.cypher import statement
 from graph.progress import Reporter
 from lit3r.config import Settings
 from lit3r.errors import ServersMismatch
@@ -39,7 +40,7 @@ def _server_hash(graph_hash: str, chunk_hash: str, dim: int) -> str:
 
 
 #: How to point a Neo4j corpus at other indices (in messages and the README).
-MOVE_HINT = "`lit3r cypher --write \"MATCH (m:Lit3rCorpus) DELETE m\"` then `lit3r ingest PDF_DIR`"
+MOVE_HINT = f"`lit3r cypher --write \"{statement('forget_corpus_marker')}\"` then `lit3r ingest PDF_DIR`"
 
 
 def check_pairing(graph, prefix: str, loading: bool = False) -> None:
@@ -61,8 +62,8 @@ def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optio
     """Make Neo4j and OpenSearch hold the corpus built in ``settings.index_dir`` (module
     docstring). ``on_batch(done_papers, total_papers)`` is called after each committed batch.
     Returns ``{"papers", "written", "deleted", "neighbours", "neo4j": {"nodes", "seconds",
-    "nodes_per_s"}, "opensearch": {"docs", "seconds", "docs_per_s"}, "seconds"}``. Raises the
-    drivers' errors when a server cannot be reached."""
+    "nodes_per_s"}, "opensearch": {"docs", "seconds", "docs_per_s"}, "seconds"}``. Raises
+    graph.errors.ServerFault (the driver's error as its ``cause``) when a server cannot be reached."""
     from graph.embedded import EmbeddedGraphStore
     from graph.neo4j_store import neighbours_hash
     from graph.search.embedded import DB_NAME, EmbeddedSearchIndex
@@ -91,10 +92,10 @@ def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optio
             graph.set_corpus_prefix(o.index_prefix)
             stored = graph.stored_hashes()
             gone = sorted(set(stored) - set(want))
-            sizes = dict(db.execute("SELECT paper_id, COUNT(*) FROM chunks GROUP BY paper_id"))
+            sizes = local_g.chunks_per_paper()
             # the hashes say what was written; the counts say what is there (documents deleted
             # or nodes edited by hand since): a paper whose counts differ is written again
-            index.client.indices.refresh(index=f"{index.chunk_index},{index.paper_index}", request_timeout=600)
+            index.refresh(timeout_s=600)
             in_graph, in_index = graph.chunks_per_paper(), index.documents_per_paper()
             in_papers = index.documents_per_paper(index.paper_index)
             todo = [p for p in want if stored.get(p, (None, None))[0] != want[p]

@@ -17,7 +17,8 @@ import numpy as np
 
 from graph.errors import IndexDamaged
 from graph.search.bm25 import Postings, Segment, load_part, postings_of, save_part, sum_postings, write_segment
-from graph.search.embedded import DB_NAME, FIELDS, MAX_SEGMENTS, SCHEMA, TF_DTYPE, meta_value
+from graph.search.embedded import EmbeddedSearchIndex
+from graph.search.embedded_schema import DB_NAME, FIELDS, MAX_SEGMENTS, SCHEMA, TF_DTYPE, meta_value
 from graph.search.tokenize import tokenize
 from graph.sqlite import Database
 
@@ -267,3 +268,27 @@ class IndexWriter:
 def _segment_postings(folder: Path) -> Postings:
     """The postings of a segment folder, read when a merge needs them."""
     return Segment(folder).as_part()
+
+
+def build_index(folder: Path, chunk_ids: Sequence[str], chunk_texts: Sequence[str], chunk_papers: Sequence[str],
+                vectors: np.ndarray, k1: float = 1.5, b: float = 0.75, head_chars: int = 4000) -> EmbeddedSearchIndex:
+    """Index a small corpus given as lists (tests): chunk ``i`` has text ``chunk_texts[i]``,
+    belongs to paper ``chunk_papers[i]`` (a paper's text is its chunks' texts joined by
+    newlines) and has the L2-normalised float32 vector ``vectors[i]``. Raises ValueError when
+    the lengths disagree."""
+    vectors = np.asarray(vectors, np.float32)
+    if not (len(chunk_ids) == len(chunk_texts) == len(chunk_papers) == len(vectors)):
+        raise ValueError("ids, texts, papers and vectors must have the same lengths")
+    w = IndexWriter(Path(folder), dim=vectors.shape[1], k1=k1, b=b, head_chars=head_chars)
+    w.begin()
+    for pid in dict.fromkeys(chunk_papers):
+        sel = [i for i, p in enumerate(chunk_papers) if p == pid]
+        texts = [chunk_texts[i] for i in sel]
+        w.add_paper(pid, [chunk_ids[i] for i in sel], texts, vectors[sel], chunk_hash=f"{pid}:{len(sel)}",
+                    paper_hash=pid, head="\n".join(texts))
+    w.flush_batch()
+    w.publish(removed=[])
+    w.commit()
+    w.cleanup()
+    w.close()
+    return EmbeddedSearchIndex.open(folder, k1=k1, b=b)

@@ -12,6 +12,9 @@ index's mapping ``_meta`` records the chunk encoder and dimension.
 Writes (:meth:`OpenSearchIndex.write_chunks`, :meth:`write_papers`, :meth:`delete_papers`) are
 idempotent: documents are keyed by chunk id / paper id, and a paper's old documents are deleted
 before it is written again. :meth:`bulk_mode` turns refresh off while a load runs.
+
+Every client error of the index's public methods, and of :func:`make_client`, comes out as a
+:class:`graph.errors.ServerFault` (:mod:`graph.server_faults`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from graph.errors import BackendUnavailable, NotBuiltError, UnknownIdError
 from graph.question_cache import QuestionCache
 from graph.search.protocol import Hit
 from graph.search.tokenize import MAX_QUERY_TERMS, cap_terms, tokenize
+from graph.server_faults import OPENSEARCH, translate_faults
 
 #: Characters of a paper's text kept as its head (the Relate step's BM25 seed query).
 HEAD_CHARS = 4000
@@ -93,6 +97,7 @@ class _Serializer:
 CONNECT_TIMEOUT_S = 4.0
 
 
+@translate_faults(OPENSEARCH)
 def make_client(url: str | Sequence[str], user: Optional[str] = None, password: Optional[str] = None,
                 verify_certs: bool = True, ca_certs: Optional[str] = None, timeout: float = 30.0,
                 connect_timeout: float = CONNECT_TIMEOUT_S):
@@ -111,12 +116,15 @@ def make_client(url: str | Sequence[str], user: Optional[str] = None, password: 
                       serializer=_Serializer(), http_compress=False, pool_maxsize=8)
 
 
+@translate_faults(OPENSEARCH)
 class OpenSearchIndex:
     """SearchIndex answered by OpenSearch alone (see the module docstring).
 
     ``client``: an ``opensearchpy.OpenSearch`` (:func:`make_client`); ``prefix``: the index name
     prefix; ``candidates``: HNSW candidates per k-NN query. ``dim`` / ``encoder`` come from the
-    chunk index's ``_meta`` (:meth:`open`). Unknown ids raise graph.errors.UnknownIdError (a KeyError).
+    chunk index's ``_meta`` (:meth:`open`). Unknown ids raise graph.errors.UnknownIdError (a KeyError);
+    the client's errors come out as graph.errors.ServerFault (``.down``: unreachable, timed out, or the
+    credentials or rights refused).
     """
 
     def __init__(self, client, prefix: str, candidates: int = 400, dim: Optional[int] = None,
@@ -136,7 +144,7 @@ class OpenSearchIndex:
     @classmethod
     def open(cls, client, prefix: str, candidates: int = 400) -> "OpenSearchIndex":
         """An index over a loaded corpus (one round trip: the chunk index's mapping). Raises
-        FileNotFoundError when the indices are missing."""
+        NotBuiltError when the indices are missing."""
         meta = cls(client, prefix).stored_meta()
         if meta is None:
             raise NotBuiltError(f"no Lit3R indices {prefix}-chunks / {prefix}-papers in OpenSearch: run "
@@ -167,6 +175,15 @@ class OpenSearchIndex:
 
     def close(self) -> None:
         self.client.close()
+
+    def server_version(self) -> str:
+        """The server's version number (``"2.19.1"``; one request)."""
+        return self.client.info()["version"]["number"]
+
+    def refresh(self, timeout_s: float = 600) -> None:
+        """Make every document written so far searchable and countable (both indices), waiting up
+        to ``timeout_s`` seconds."""
+        self.client.indices.refresh(index=f"{self.chunk_index},{self.paper_index}", request_timeout=timeout_s)
 
     # -- writing ---------------------------------------------------------------------------
     def ensure_indices(self, dim: int, k1: float, b: float, *, shards: int = 1, replicas: int = 0,

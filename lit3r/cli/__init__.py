@@ -7,7 +7,6 @@ Commands never change the settings they load: options become overrides.
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -15,8 +14,9 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
-from graph.errors import escaped, first_unreadable, one_line_message, shown_text
+from graph.errors import ServerFault, escaped, first_unreadable, one_line_message, shown_text
 from graph.progress import Reporter
+from graph.sqlite import DatabaseError
 from ingest.corpus import PARSERS, ingest_metadata_only
 from lit3r.cli.browser import browser
 from lit3r.cli.cypher import cypher
@@ -76,11 +76,14 @@ class Lit3rGroup(click.Group):
                     f"the servers disagree: {exc} is in one of Neo4j and OpenSearch, not in the other (a load "
                     f"changed or was edited by hand): run `lit3r ingest PDF_DIR` to repair the load") from None
             raise click.ClickException(str(exc)) from None
+        except ServerFault as exc:  # a driver's error from a store: its one line, with the configured address
+            settings = (ctx.obj or {}).get("settings")
+            raise click.ClickException(_server_message(settings, exc)) from None
         except Lit3rError as exc:
             raise click.ClickException(str(exc)) from None
         except PermissionError as exc:  # a file or folder this user may not read: its permissions, not a rebuild
             raise click.ClickException(str(PermissionDenied.of(exc))) from None
-        except sqlite3.DatabaseError as exc:
+        except DatabaseError as exc:
             settings = (ctx.obj or {}).get("settings")
             blocked = first_unreadable(settings.index_dir, settings.index_dir / "lit3r.sqlite") \
                 if settings is not None else None
@@ -261,7 +264,7 @@ def _build(settings: Settings, quiet: bool, rebuild: bool = False):
     except _server_errors() as exc:
         raise click.ClickException(_server_message(settings, exc) + "; the local index is built, and the next "
                                    "`lit3r ingest` finishes the server load") from None
-    except (sqlite3.DatabaseError, OSError) as exc:
+    except (DatabaseError, OSError) as exc:
         full = _full_disk(exc, settings.index_dir, "the previous index still answers") \
             if isinstance(exc, OSError) else None
         if full:

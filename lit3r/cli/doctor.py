@@ -6,7 +6,7 @@ import importlib.metadata as md
 import json
 from typing import Any, Callable, Optional, Sequence
 
-from graph.errors import one_line_message, shown_text
+from graph.errors import ServerFault, one_line_message, shown_text
 from lit3r.config import Settings, encoder_identity
 from lit3r.errors import IndexDamaged, Lit3rError, PermissionDenied
 from lit3r.index_state import stale_index_message
@@ -31,13 +31,16 @@ DEPENDS = {"servers agree": ("neo4j", "opensearch")}
 
 def _check(name: str, fn, secrets: Sequence[str] = (), settings: Optional[Settings] = None) -> dict[str, Any]:
     """``{"name", "ok", "detail"}`` of one check; the detail (a server's error message too, with
-    its address from ``settings``) with ``secrets`` masked (:func:`lit3r.redact.redact`)."""
+    its address from ``settings``) with ``secrets`` masked (:func:`lit3r.redact.redact`). Tells the
+    OpenSearch client's ``ConnectionTimeout`` from its other errors (``DRIVER_IMPORTS_ALLOWED`` in
+    ``tests/unit/test_boundary.py``)."""
     from opensearchpy.exceptions import ConnectionTimeout
 
     try:
         return {"name": name, "ok": True, "detail": one_line_message(redact(fn(), secrets))}
     except Exception as exc:  # each check reports its own failure and the rest still run
-        if isinstance(exc, ConnectionTimeout) and settings is not None:  # a port that accepts and never answers
+        cause = exc.cause if isinstance(exc, ServerFault) else exc  # a store's driver error: the driver's
+        if isinstance(cause, ConnectionTimeout) and settings is not None:  # a port that accepts and never answers
             detail = (f"OpenSearch at {settings.opensearch.url} did not answer within {PROBE_TIMEOUT_S:g} s: check "
                       f"that it is OpenSearch, runs and is not overloaded, or set opensearch.url / "
                       f"LIT3R_OPENSEARCH__URL to a running server")
@@ -131,9 +134,8 @@ def _neo4j(settings: Settings) -> str:
     store = neo4j_store(settings, **_PROBE_NEO4J)
     try:
         agent = store.verify()
-        have = {r["name"] for r in store.run_read("SHOW CONSTRAINTS YIELD name RETURN name", {})}
-        missing = {"paper_id", "chunk_id", "work_id"} - have
-        count = store.run_read("MATCH (p:Paper) RETURN count(p) AS n, count(p.hash) AS done", {})[0]
+        missing = {"paper_id", "chunk_id", "work_id"} - store.constraint_names()
+        count = store.paper_counts()
     finally:
         store.close()
     if missing:
@@ -165,7 +167,7 @@ def _pairing(settings: Settings) -> str:
     try:
         store.verify()  # one connection attempt, not a read's retries, when Neo4j is down
         check_pairing(store, o.index_prefix)
-        papers = store.run_read("MATCH (p:Paper) WHERE p.hash IS NOT NULL RETURN count(p) AS n", {})[0]["n"]
+        papers = store.paper_counts()["done"]
         docs = index.count()["papers"]
         layout = index.layout()
     finally:
@@ -192,7 +194,7 @@ def _opensearch(settings: Settings) -> str:
     o = settings.opensearch
     index = _probe_index(settings)
     try:
-        version = index.client.info()["version"]["number"]
+        version = index.server_version()
         meta = index.stored_meta()
         if meta is None:
             raise CheckFailed(f"OpenSearch {version} at {o.url} has no indices {o.index_prefix}-chunks/-papers: "

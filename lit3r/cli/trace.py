@@ -210,12 +210,11 @@ def store_or_warn(settings: Any, lines: Sequence[dict], run: str, graph: Any = N
     trace store that cannot be written is one warning on stderr (with the fix), not a failure;
     ``later``: the command that stores the traces afterwards; ``quiet``: no note when stored
     (``ask --json`` puts the report in its JSON instead)."""
-    import sqlite3
-
+    from graph.sqlite import Error as SQLiteError
     from lit3r.cli import _clean, _server_errors, _server_message
     from lit3r.errors import Lit3rError
 
-    errors: tuple[type[BaseException], ...] = (Lit3rError, OSError, sqlite3.Error, *_server_errors())
+    errors: tuple[type[BaseException], ...] = (Lit3rError, OSError, SQLiteError, *_server_errors())
     try:
         report = store_traces(settings, lines, run, graph)
     except errors as exc:

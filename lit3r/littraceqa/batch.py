@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from graph.atomic import write_bytes_atomic
+from graph.errors import ServerFault
 from graph.progress import Reporter
 from lit3r.errors import InputError
 from lit3r.littraceqa.inputs import scan_inputs
@@ -263,8 +264,14 @@ def _run_locked(engine, rows: list[dict], invalid: list[str], out: Path, traces:
     lock = threading.Lock()
 
     secrets = secret_values(getattr(engine, "settings", None))  # traces and errors never carry a key or password
-    server = _servers_down()
     stop = threading.Event()
+
+    def fail(row: dict, exc: BaseException) -> None:
+        with lock:
+            report.failures.append((row["query_id"], redact(f"{type(exc).__name__}: {exc}", secrets)[:300]))
+            _append(out, {"query_id": row["query_id"], "gold_papers": [], "evidence": [], "answer": {},
+                          "error": report.failures[-1][1]})
+            _append(traces, {"query_id": row["query_id"], "error": report.failures[-1][1]})
 
     def one(row: dict) -> None:
         if stop.is_set():  # a server fault stopped the run: the rest waits for the next run
@@ -278,19 +285,18 @@ def _run_locked(engine, rows: list[dict], invalid: list[str], out: Path, traces:
                              table_schema=row.get("table_schema") or None)
             line, trace = res.submission(), {"query_id": row["query_id"], "trace": redact_data(res.trace(), secrets),
                                              "candidates": res.candidates}
-        except server as exc:  # the servers are down for every question: stop, one line
-            with lock:
+        except ServerFault as exc:
+            if not exc.down:  # one request's failure: this question's line says why
+                fail(row, exc.cause)
+                return
+            with lock:  # the servers are down for every question: stop, one line
                 report.not_run += 1
                 if not report.stopped:
                     report.stopped = redact(server_message(getattr(engine, "settings", None), exc), secrets)
             stop.set()
             return
         except Exception as exc:  # one failing question never loses the others; its line says why
-            with lock:
-                report.failures.append((row["query_id"], redact(f"{type(exc).__name__}: {exc}", secrets)[:300]))
-                _append(out, {"query_id": row["query_id"], "gold_papers": [], "evidence": [], "answer": {},
-                              "error": report.failures[-1][1]})
-                _append(traces, {"query_id": row["query_id"], "error": report.failures[-1][1]})
+            fail(row, exc)
             return
         with lock:
             _append(out, line)
@@ -306,17 +312,6 @@ def _run_locked(engine, rows: list[dict], invalid: list[str], out: Path, traces:
             fut.result()
             bar.update()
     return report
-
-
-def _servers_down() -> tuple[type[BaseException], ...]:
-    """The errors that say a server cannot be used at all (unreachable, credentials refused), as
-    opposed to one query's failure: they stop a batch, since every question would meet them."""
-    from neo4j.exceptions import AuthError, ServiceUnavailable, SessionExpired
-    from opensearchpy.exceptions import AuthenticationException, AuthorizationException
-    from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
-
-    return (ServiceUnavailable, SessionExpired, AuthError, OpenSearchConnectionError, AuthenticationException,
-            AuthorizationException)
 
 
 def _append(path: Path, obj: dict) -> None:

@@ -60,7 +60,6 @@ from lit3r.read.llm_answers import (
     stated,
 )
 from lit3r.redact import logger
-from lit3r.server_errors import server_errors
 
 
 def _all_required(schema: dict[str, Any]) -> None:
@@ -186,11 +185,10 @@ class LLMReader:
         scored = self.extractive.score_chunks(question, request.qvecs, candidates, pooled=request.pooled,
                                               limit=max(len(read_ids), self.params.papers))
         fallback = self.extractive.read(request, scored=scored)
-        faults: tuple[type[BaseException], ...] = (Lit3rError, *server_errors())
         try:
             return self._read_llm(request, scored, fallback, read_ids)
-        except faults:
-            raise  # a server or index fault is the run's to report (it may stop the batch)
+        except Lit3rError:
+            raise  # a server or index fault (graph.errors.ServerFault) is the run's to report (it may stop the batch)
         except Exception as exc:  # a defect in the LLM path must not lose the question: the extractive answer stands
             log = logger("lit3r.read")  # one line, secrets masked; the traceback only at DEBUG
             log.warning("LLM reader failed (%s: %s); the extractive answer is used", type(exc).__name__, one_line(exc))

@@ -10,10 +10,10 @@ costs the answer nothing: the result says why in ``trace_note``.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from graph import explore
+from graph.sqlite import Error as SQLiteError
 from lit3r.errors import Lit3rError
 from lit3r.littraceqa.format import evidence_chunks
 from lit3r.redact import redact_data
@@ -76,7 +76,7 @@ def _store(session: "Session", engine: Any, result: Any) -> tuple[Optional[dict]
     from lit3r.trace_graph import store_traces, trace_line
 
     line = redact_data(trace_line(result), session.secrets)
-    errors: tuple[type[BaseException], ...] = (Lit3rError, OSError, sqlite3.Error, *server_errors())
+    errors: tuple[type[BaseException], ...] = (Lit3rError, OSError, SQLiteError, *server_errors())
     try:
         store_traces(session.settings, [line], session.run, engine.graph)
     except errors as exc:

@@ -10,10 +10,10 @@ naming its class, marked as a bug, and the server goes on answering.
 from __future__ import annotations
 
 import difflib
-import sqlite3
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from graph.errors import first_unreadable, one_line_message
+from graph.sqlite import DatabaseError
 from lit3r.errors import Lit3rError, PermissionDenied, UnknownIdError, clean_line, shown_id
 from lit3r.redact import redact
 from lit3r.server_errors import server_errors, server_message
@@ -52,19 +52,19 @@ def _line(exc: BaseException, settings: Optional["Settings"],
         close = _close_ids(str(exc.ident), paper_ids) if exc.kind == "paper" else []
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         return f"{exc}{hint}: {FIND_IDS.get(exc.kind, 'check the id')}"
+    if isinstance(exc, server_errors()):  # a ServerFault too: its cause, with the configured address
+        return server_message(settings, exc)
     if isinstance(exc, Lit3rError):
         return str(exc)
     if isinstance(exc, PermissionError):
         return str(PermissionDenied.of(exc))
-    if isinstance(exc, sqlite3.DatabaseError):
+    if isinstance(exc, DatabaseError):
         index = settings.index_dir if settings is not None else None
         blocked = first_unreadable(index, index / "lit3r.sqlite") if index is not None else None
         if blocked:
             return str(PermissionDenied(blocked))
         return (f"the index in {index or 'the data folder'} is damaged ({clean_line(exc)}): run `lit3r ingest PDF_DIR "
                 f"--rebuild` to rebuild it")
-    if isinstance(exc, server_errors()):
-        return server_message(settings, exc)
     if isinstance(exc, OSError):
         return f"{exc.filename or 'a file of the data folder'}: {exc.strerror or clean_line(exc)}: check the data folder"
     return (f"unexpected error ({type(exc).__name__}: {clean_line(exc, 200)}): a bug in Lit3R, please report it with "

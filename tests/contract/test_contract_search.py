@@ -133,11 +133,11 @@ class TestEmbeddedSearchIndex(SearchIndexContract):
 
     @classmethod
     def make_index(cls, chunks, vectors):
-        from graph.search.embedded import EmbeddedSearchIndex
+        from graph.search.embedded_writer import build_index
 
         folder = cls.factory.mktemp("contract-index")
-        return EmbeddedSearchIndex.build(folder, [c.chunk_id for c in chunks], [c.text for c in chunks],
-                                         [c.paper_id for c in chunks], vectors, k1=K1, b=B)
+        return build_index(folder, [c.chunk_id for c in chunks], [c.text for c in chunks],
+                           [c.paper_id for c in chunks], vectors, k1=K1, b=B)
 
 
 class TestOpenSearchIndex(SearchIndexContract):

@@ -148,10 +148,17 @@ def test_a_file_that_is_not_a_submission_is_never_cut(tmp_path):
 def test_a_server_that_goes_down_mid_batch_stops_the_run_in_one_line(tmp_path):
     """Issue 16, item 3: once Neo4j cannot be reached every question would fail the same way, so
     the run stops with the one-line server message and the questions not run stay for the next
-    run (nothing is written for them)."""
-    from neo4j.exceptions import ServiceUnavailable
+    run (nothing is written for them). The question reads the real Neo4j store on a closed port,
+    which raises the driver's error as a ServerFault with ``.down`` (issue 26)."""
+    import socket
 
+    from graph.neo4j_store import Neo4jGraphStore, connect
     from lit3r.littraceqa.batch import run_batch
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    store = Neo4jGraphStore(connect(f"bolt://127.0.0.1:{port}", max_transaction_retry_time=0.2))
 
     class Asked:
         def __init__(self) -> None:
@@ -159,7 +166,7 @@ def test_a_server_that_goes_down_mid_batch_stops_the_run_in_one_line(tmp_path):
 
         def ask(self, question, **kw):
             self.calls += 1
-            raise ServiceUnavailable("Couldn't connect to 127.0.0.1:7687 (reason [Errno 111] Connection refused)")
+            return store.paper_ids()
 
     queries = tmp_path / "q.jsonl"
     queries.write_text("".join(json.dumps({"query_id": f"q{i}", "question": f"question {i}?"}) + "\n" for i in range(4)))
@@ -169,3 +176,4 @@ def test_a_server_that_goes_down_mid_batch_stops_the_run_in_one_line(tmp_path):
     assert report.stopped.startswith("Neo4j") and "\n" not in report.stopped
     assert "stopped, 4 not run" in report.summary(tmp_path / "out.jsonl")
     assert done_ids(tmp_path / "out.jsonl") == set()
+    store.close()

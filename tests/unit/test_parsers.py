@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from ingest import corpus
+from ingest import corpus, discover
 from ingest.corpus import PARSERS, IngestReport, Job, ingest_corpus
 from ingest.document import BadInputError
 from ingest.parsers import REGISTRY, UnknownParserError, get_parser, parser_names
@@ -105,11 +105,11 @@ def test_links_to_a_folder_above_the_corpus_and_empty_copies(shared_data, tmp_pa
     (other / "b.pdf").write_bytes(PDF.read_bytes())
     (root / "up").symlink_to("..")
     problems: list[str] = []
-    assert corpus._pdf_files(root, problems) == [(root / "a.pdf").absolute()]
+    assert discover._pdf_files(root, problems) == [(root / "a.pdf").absolute()]
     assert len(problems) == 1 and "a folder that holds" in problems[0] and "not followed" in problems[0]
     (root / "e1.pdf").write_bytes(b"")
     (root / "e2.pdf").write_bytes(b"")
-    found = [(p.stem, p, None) for p in corpus._pdf_files(root, [])]
+    found = [(p.stem, p, None) for p in discover._pdf_files(root, [])]
     report = IngestReport(files=len(found))
     jobs, _ = corpus._plan(found, tmp_path / "out", "pymupdf", False, report)
     assert report.duplicates == [] and sorted(j.paper_id for j in jobs) == ["a", "e1", "e2"]

@@ -6,6 +6,7 @@ import pytest
 from graph.embedded import EmbeddedGraphStore
 from graph.records import Chunk, Paper, Reference, Source
 from graph.search.embedded import EmbeddedSearchIndex
+from graph.search.embedded_writer import build_index
 from graph.search.tokenize import tokenize
 from lit3r.build import top_k_neighbours
 from lit3r.littraceqa.format import evidence_item, source_type
@@ -50,8 +51,7 @@ def test_similar_papers_are_top_k_by_cosine(store):
 
 def test_bm25_is_lucene_scoring_by_hand(tmp_path):
     texts = ["cat sat", "dog sat down", "cat cat"]
-    idx = EmbeddedSearchIndex.build(tmp_path / "i", ["c1", "c2", "c3"], texts, ["p", "p", "p"],
-                                    np.eye(3, dtype=np.float32))
+    idx = build_index(tmp_path / "i", ["c1", "c2", "c3"], texts, ["p", "p", "p"], np.eye(3, dtype=np.float32))
     # N=3, df(cat)=2: idf = ln(1 + (3-2+0.5)/(2+0.5)) = ln 1.6; avgdl = 7/3
     idf = np.log(1.6)
 
