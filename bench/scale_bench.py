@@ -165,7 +165,7 @@ def _child(code: str, *args: str) -> dict:
 BUILD = r"""
 import json, resource, sys, time
 from lit3r.config import load_settings
-from lit3r.build import build_stores
+from lit3r.index.build import build_stores
 s = load_settings(home=sys.argv[1])
 t = time.perf_counter()
 r = build_stores(s, progress=False)

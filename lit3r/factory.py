@@ -4,7 +4,7 @@ The stores, the reranker and the LLM are chosen through registries keyed by the 
 :data:`BACKENDS`, :data:`GRAPH_BACKENDS` and :data:`TRACE_BACKENDS` here (and
 ``lit3r.cli.doctor.BACKEND_CHECKS``), :data:`lit3r.models.RERANKERS`,
 :data:`lit3r.llm.providers.PROVIDERS`. Some callers still branch on a name: on the backend,
-``lit3r.build._sync`` (the servers load), ``lit3r.cli.cypher`` (Cypher needs Neo4j) and
+``lit3r.index.build._sync`` (the servers load), ``lit3r.cli.cypher`` (Cypher needs Neo4j) and
 ``lit3r.cli.Lit3rGroup`` (the servers-disagree message); on the provider,
 ``lit3r.config.llm_profile`` (the small profile is the local provider's) and the ``--llm`` choices
 of ``lit3r ask`` and ``lit3r run``, which list the providers again. Drivers and clients are built
@@ -84,7 +84,7 @@ def _open_embedded(settings: Settings) -> Stores:
     return EmbeddedGraphStore.open(settings.index_dir / DB_NAME, db=db), index
 
 
-#: The files a published embedded index has besides its database (:mod:`lit3r.build`); one
+#: The files a published embedded index has besides its database (:mod:`lit3r.index.build`); one
 #: missing means a part of the index was lost, and no answer is given from the rest.
 INDEX_FILES = ("manifest.json", "chunk_vectors.f32")
 
@@ -117,7 +117,7 @@ def _check_manifest(index_dir: Path, db_name: str) -> None:
 def _open_servers(settings: Settings) -> Stores:
     from graph.neo4j_store import Neo4jGraphStore
     from graph.search.opensearch import OpenSearchIndex
-    from lit3r.servers import check_pairing
+    from lit3r.index.load import check_pairing
 
     driver = neo4j_driver(settings)
     try:

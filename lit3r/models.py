@@ -327,12 +327,12 @@ def load_encoder(spec: str, device: str = "auto", batch_size: int = 64, query_pr
     """The encoder for these arguments, loaded once per process and shared afterwards; failed
     loads are not cached. ``backend``: ``"torch"`` gives the :class:`SentenceEncoder` (~1 s after
     the first torch import; an 8B model far longer), ``"onnx"`` the
-    :class:`lit3r.onnx_encoder.OnnxEncoder` (no torch; a SPECTER2 ``adapter`` always runs on
-    torch), ``"server"`` the :class:`lit3r.remote_models.RemoteEncoder` of ``spec`` at ``endpoint``
+    :class:`lit3r.encoders.onnx_encoder.OnnxEncoder` (no torch; a SPECTER2 ``adapter`` always runs on
+    torch), ``"server"`` the :class:`lit3r.encoders.remote_models.RemoteEncoder` of ``spec`` at ``endpoint``
     (:meth:`lit3r.config.ModelSettings.endpoint`). ``hashing:<dim>`` gives the model-free
     :class:`HashingEncoder`. Raises :class:`ModelError` as the encoder classes do."""
     if backend == "server" and not adapter and not spec.startswith("hashing:"):
-        from lit3r.remote_models import RemoteEncoder
+        from lit3r.encoders.remote_models import RemoteEncoder
 
         url, key, concurrency, timeout_s, budget_s = endpoint or (None, None, 4, 120.0, 300.0)
         if not url:
@@ -340,7 +340,7 @@ def load_encoder(spec: str, device: str = "auto", batch_size: int = 64, query_pr
         return RemoteEncoder(url, spec, batch_size=batch_size, concurrency=concurrency, timeout_s=timeout_s,
                              budget_s=budget_s, api_key=key, query_prompt=query_prompt)
     if backend == "onnx" and not adapter and not spec.startswith("hashing:"):
-        from lit3r.onnx_encoder import OnnxEncoder
+        from lit3r.encoders.onnx_encoder import OnnxEncoder
 
         return OnnxEncoder(spec, batch_size=batch_size, query_prompt=query_prompt)
     if spec.startswith("hashing:"):
@@ -455,7 +455,7 @@ def _cross_encoder(models: "ModelSettings") -> Reranker:
 
 @functools.lru_cache(maxsize=None)
 def _load_remote_reranker(model: str, batch_size: int, endpoint: tuple) -> Reranker:
-    from lit3r.remote_models import RemoteReranker
+    from lit3r.encoders.remote_models import RemoteReranker
 
     url, key, concurrency, timeout_s, budget_s = endpoint
     return RemoteReranker(url, model, batch_size=batch_size, concurrency=concurrency, timeout_s=timeout_s,

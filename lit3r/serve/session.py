@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Optional
 
 from lit3r.config import Settings
-from lit3r.redact import secret_values
+from lit3r.config.redact import secret_values
 
 if TYPE_CHECKING:
     from graph.neo4j_store import Neo4jGraphStore
@@ -110,10 +110,10 @@ class Session:
         return self._graph
 
     def neo4j(self) -> "Neo4jGraphStore":
-        """The Neo4j store Cypher runs on, reached once (:func:`lit3r.cypher_run.connect`:
+        """The Neo4j store Cypher runs on, reached once (:func:`lit3r.backends.cypher_run.connect`:
         CypherFailed with the fix on the embedded backend or when Neo4j is down)."""
         if self._neo4j is None:
-            from lit3r.cypher_run import connect
+            from lit3r.backends.cypher_run import connect
 
             self._neo4j = connect(self.settings)
         return self._neo4j

@@ -23,8 +23,8 @@ from typing import Optional
 import pytest
 
 from graph.search.tokenize import MAX_QUERY_TERMS, cap_terms, tokenize
-from lit3r.build import build_stores
-from lit3r.ingest_lock import IngestLocked, servers_lease
+from lit3r.index.build import build_stores
+from lit3r.index.lock import IngestLocked, servers_lease
 from tests.conftest import CORPUS, ROOT
 from tests.integration.conftest import move_corpus, server_settings
 

@@ -4,7 +4,7 @@
   process releases). A second ingest into the same folder stops at once with
   :class:`IngestLocked`.
 - The servers (backend "neo4j+opensearch"; :func:`servers_lease`, taken by the load of
-  :func:`lit3r.build.build_stores`, so a server that is down still leaves the local index built):
+  :func:`lit3r.index.build.build_stores`, so a server that is down still leaves the local index built):
   two ingests from different data folders into the
   same Neo4j database would delete each other's OpenSearch documents mid-load. The load takes a
   lease: one ``(:Lit3rLoadLock {id: "load"})`` node in that database, claimed in one write

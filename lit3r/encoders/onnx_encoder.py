@@ -89,7 +89,7 @@ def exported_model(model_dir: Path, *, quantize: bool = False) -> Path:
 def _export(model_dir: Path, out: Path) -> None:
     """Run :func:`export_onnx` in a child process (torch stays out of this one)."""
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    cmd = [sys.executable, "-m", "lit3r.onnx_encoder", str(model_dir), str(tmp)]
+    cmd = [sys.executable, "-m", "lit3r.encoders.onnx_encoder", str(model_dir), str(tmp)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0 or not tmp.is_file():
         tmp.unlink(missing_ok=True)
@@ -283,7 +283,7 @@ class OnnxEncoder:
         return f"OnnxEncoder({self.name!r}, dim={self.dim}, backend={self.backend!r})"
 
 
-if __name__ == "__main__":  # the export's child process: python -m lit3r.onnx_encoder MODEL_DIR OUT
+if __name__ == "__main__":  # the export's child process: python -m lit3r.encoders.onnx_encoder MODEL_DIR OUT
     import warnings
 
     warnings.filterwarnings("ignore")

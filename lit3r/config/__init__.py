@@ -58,7 +58,7 @@ class ModelSettings(_Section):
     fallback: the chunk encoder's cosine similarity reranks; no cross-encoder ships offline).
     ``dtype``: weights dtype (torch backend); ``auto`` = bfloat16 on CUDA and on CPUs with native
     bf16, else float32. ``encoder_backend``: ``onnx`` runs the encoders with ONNX Runtime from a
-    once-exported, cached ONNX file (:mod:`lit3r.onnx_encoder`; vectors within cosine 0.99 of
+    once-exported, cached ONNX file (:mod:`lit3r.encoders.onnx_encoder`; vectors within cosine 0.99 of
     torch's), so questions import no PyTorch; ``torch`` runs sentence-transformers (needed for hub
     models, SPECTER2 adapters and GPUs; the ``paper`` preset's choice). ``paper_adapter``: a SPECTER2 adapter name (``allenai/specter2`` proximity adapter); needs
     the ``adapters`` package (extra ``specter2``).
@@ -499,7 +499,7 @@ def _check_toml(path: Path) -> None:
 
 
 #: ``LIT3R_*`` variables that are not settings.
-_OTHER_ENV = {"LIT3R_CONFIG", "LIT3R_MODEL_CACHE"}  # the second: lit3r/onnx_encoder.py
+_OTHER_ENV = {"LIT3R_CONFIG", "LIT3R_MODEL_CACHE"}  # the second: lit3r/encoders/onnx_encoder.py
 
 
 def _env_names() -> list[str]:

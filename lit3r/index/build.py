@@ -536,12 +536,12 @@ class _Build:
 
 
 def _sync(settings: Settings, report: BuildReport, progress: bool) -> None:
-    """With the servers backend, load what changed into Neo4j and OpenSearch (:mod:`lit3r.servers`;
+    """With the servers backend, load what changed into Neo4j and OpenSearch (:mod:`lit3r.index.load`;
     run on every ingest: it also finishes a load that was killed)."""
     if settings.backend == "embedded":
         return
-    from lit3r.ingest_lock import servers_lease
-    from lit3r.servers import sync_servers
+    from lit3r.index.load import sync_servers
+    from lit3r.index.lock import servers_lease
 
     ts = time.perf_counter()
     with servers_lease(settings, Path(settings.home)):  # one load at a time into the same Neo4j database

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lit3r.errors import CypherFailed, clean_line
-from lit3r.server_errors import NO_DOCKER, server_errors, server_message, start_hint
+from lit3r.present.server_errors import NO_DOCKER, server_errors, server_message, start_hint
 
 if TYPE_CHECKING:
     from graph.neo4j_store import Neo4jGraphStore
