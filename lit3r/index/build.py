@@ -25,10 +25,8 @@ and swaps it in at the end.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import shutil
 import sqlite3
 import time
@@ -48,7 +46,8 @@ from graph.search.embedded_writer import IndexWriter
 from ingest.corpus import PaperRecords, corpus_size, iter_corpus
 from ingest.stamp import read_version as read_corpus_version
 from lit3r.config import Settings, encoder_identity
-from lit3r.errors import BuildLocked, NotBuiltError
+from lit3r.errors import NotBuiltError
+from lit3r.index.lock import build_lock
 
 BUILD_VERSION = "2"
 #: Chunks encoded and committed together (one batch of the stream).
@@ -215,7 +214,7 @@ def build_stores(settings: Settings, *, progress: bool = False, force: bool = Fa
     chunks per committed batch (default: about :data:`BATCH_SECONDS` of encoding, measured).
     Raises NotBuiltError when no corpus has been ingested there,
     :class:`ingest.corpus.CorpusOrderError` for out-of-order corpus files,
-    :class:`BuildLocked` while another build of the same folder runs, and
+    :class:`lit3r.errors.Locked` while another build of the same folder runs (:func:`lit3r.index.lock.build_lock`), and
     ``lit3r.models.ModelError`` when an encoder cannot be loaded.
     """
     from lit3r.models import load_encoder
@@ -225,35 +224,8 @@ def build_stores(settings: Settings, *, progress: bool = False, force: bool = Fa
     n_papers = corpus_size(home)
     if not (home / "papers.jsonl").is_file():
         raise NotBuiltError(f"no corpus in {home}: run `lit3r ingest PDF_DIR` first")
-    with _build_lock(home):
+    with build_lock(home):
         return _build(settings, home, n_papers, t0, force, encoder_loader or load_encoder, batch_chunks, progress)
-
-
-@contextlib.contextmanager
-def _build_lock(home: Path):
-    """An exclusive lock on ``home/.build.lock`` for the whole build (two builds appending to the
-    same files would corrupt them); a second build fails at once with :class:`BuildLocked`."""
-    import fcntl
-
-    path = home / ".build.lock"
-    with open(path, "a+") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            who = fh.read().strip() or "another process"
-            raise BuildLocked(f"another build of {home} is running ({who}): wait for it to finish, then run "
-                              f"the command again") from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(f"pid {os.getpid()}")
-        fh.flush()
-        try:
-            yield
-        finally:
-            fh.seek(0)
-            fh.truncate()
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _build(settings: Settings, home: Path, n_papers: int, t0: float, force: bool, loader: Callable,

@@ -1,15 +1,19 @@
-"""One ingest at a time per data folder, and per pair of servers (``lit3r ingest``).
+"""The locks of the build-and-load wing: one mechanism, the ``filelock`` library (an OS lock that
+a killed process releases), and one error, :class:`lit3r.errors.Locked`, whose message says what
+holds the lock and what to do.
 
-- The data folder: ``HOME/.ingest.lock`` (the ``filelock`` library, an OS lock that a killed
-  process releases). A second ingest into the same folder stops at once with
-  :class:`IngestLocked`.
-- The servers (backend "neo4j+opensearch"; :func:`servers_lease`, taken by the load of
-  :func:`lit3r.index.build.build_stores`, so a server that is down still leaves the local index built):
-  two ingests from different data folders into the
-  same Neo4j database would delete each other's OpenSearch documents mid-load. The load takes a
-  lease: one ``(:Lit3rLoadLock {id: "load"})`` node in that database, claimed in one write
-  transaction when absent or stale, renewed every :data:`RENEW_S` s by a thread, deleted at the
-  end. A lease not renewed for :data:`LEASE_S` s (its ingest was killed) is taken over.
+- The data folder, for one ``lit3r ingest`` (parse, build, load): ``HOME/.ingest.lock``
+  (:func:`ingest_lock`).
+- The index, for one build (two builds appending to the same files would corrupt them):
+  ``HOME/.build.lock``, which names the holder's pid while held (:func:`build_lock`).
+- The servers (backend "neo4j+opensearch"; :func:`servers_lease`, taken around the load of
+  :func:`lit3r.index.build.build_stores`, so a server that is down still leaves the local index
+  built): two ingests from different data folders into the same Neo4j database would delete each
+  other's OpenSearch documents mid-load. No file both machines see exists, so the lease is one
+  ``(:Lit3rLoadLock {id: "load"})`` node in that database, claimed in one write transaction when
+  absent or stale, renewed every :data:`RENEW_S` s by a thread, deleted at the end. A lease not
+  renewed for :data:`LEASE_S` s (its ingest was killed) is taken over. Its refusal is the same
+  :class:`~lit3r.errors.Locked`.
 """
 
 from __future__ import annotations
@@ -20,17 +24,13 @@ import socket
 import threading
 import uuid
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from lit3r.config import Settings
-from lit3r.errors import Lit3rError
+from lit3r.errors import Lit3rError, Locked
 
 #: Seconds between renewals of the servers lease, and after which an unrenewed lease is stale.
 RENEW_S, LEASE_S = 10.0, 60.0
-
-
-class IngestLocked(Lit3rError):
-    """Another ingest holds the data folder or the servers."""
 
 
 _CLAIM = """
@@ -46,33 +46,72 @@ _RENEW = "MATCH (l:Lit3rLoadLock {id: 'load', owner: $owner}) SET l.renewed = ti
 _RELEASE = "MATCH (l:Lit3rLoadLock {id: 'load', owner: $owner}) DELETE l"
 
 
+def _holder(path: Path) -> str:
+    """What the lock file ``path`` says holds it ("pid N"), or "another process"."""
+    try:
+        return path.read_text(encoding="utf-8").strip() or "another process"
+    except OSError:
+        return "another process"
+
+
+def _note(path: Path, text: str) -> None:
+    """Write ``text`` into the lock file ``path`` (best effort: the OS lock is what counts)."""
+    with contextlib.suppress(OSError), open(path, "r+", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.truncate()
+
+
+@contextlib.contextmanager
+def file_lock(path: Path, busy: Callable[[str], str]) -> Iterator[None]:
+    """Hold the OS lock on the file ``path`` (created if missing; ``filelock.FileLock``, never
+    waited for) and write "pid N" into it while held. Raises :class:`lit3r.errors.Locked` with
+    ``busy(holder)`` as its message when another process holds it (``holder``: what the file
+    says, "another process" when it says nothing), and OSError when the file cannot be opened."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise Locked(busy(_holder(path))) from None
+    try:
+        _note(path, f"pid {os.getpid()}")
+        yield
+    finally:
+        _note(path, "")
+        lock.release()
+
+
 @contextlib.contextmanager
 def ingest_lock(home: Path) -> Iterator[None]:
     """Hold the data folder ``home`` (created if missing) for one ingest (parse, build, load);
-    raises :class:`IngestLocked` with what to do while another ingest holds it, and Lit3rError
-    when the folder cannot be written."""
-    from filelock import FileLock, Timeout
-
-    lock = FileLock(str(home / ".ingest.lock"))
+    raises :class:`lit3r.errors.Locked` with what to do while another ingest holds it, and
+    Lit3rError when the folder cannot be written."""
+    held = file_lock(home / ".ingest.lock", lambda _: f"another `lit3r ingest` into {home} is running: wait for it "
+                                                     f"to finish, then run the command again")
     try:
         home.mkdir(parents=True, exist_ok=True)
-        lock.acquire(timeout=0)
-    except Timeout:
-        raise IngestLocked(f"another `lit3r ingest` into {home} is running: wait for it to finish, then run the "
-                           f"command again") from None
+        held.__enter__()
     except OSError as exc:
         raise Lit3rError(f"{exc.filename or home}: {exc.strerror or exc}: the corpus folder must be writable "
                          f"(choose another with --home or --out)") from None
     try:
         yield
     finally:
-        lock.release()
+        held.__exit__(None, None, None)
+
+
+def build_lock(home: Path) -> contextlib.AbstractContextManager[None]:
+    """Hold ``home/.build.lock`` for one build of the index in ``home``; a second build fails at
+    once with :class:`lit3r.errors.Locked` naming the holder's pid."""
+    return file_lock(home / ".build.lock", lambda who: f"another build of {home} is running ({who}): wait for it "
+                                                       f"to finish, then run the command again")
 
 
 @contextlib.contextmanager
 def servers_lease(settings: Settings, home: Path) -> Iterator[None]:
     """Hold the servers' load lease (module docstring) around a load into Neo4j and OpenSearch;
-    raises :class:`IngestLocked` while another load holds it, and the driver's errors when Neo4j
+    raises :class:`lit3r.errors.Locked` while another load holds it, and the driver's errors when Neo4j
     cannot be reached."""
     from lit3r.factory import neo4j_store
 
@@ -82,7 +121,7 @@ def servers_lease(settings: Settings, home: Path) -> Iterator[None]:
         store.driver.verify_connectivity()
         row = store.run_write(_CLAIM, {"owner": owner, "who": who, "lease_ms": int(LEASE_S * 1000)})[0]
         if not row["mine"]:
-            raise IngestLocked(
+            raise Locked(
                 f"another ingest is loading Neo4j at {settings.neo4j.uri} and OpenSearch ({row['who']}, renewed "
                 f"{row['age_s']} s ago): wait for it to finish, then run the command again (a killed load's lease "
                 f"lapses after {LEASE_S:.0f} s)")
