@@ -28,7 +28,7 @@ below (the seed paper's parameters). A key that names no setting is refused with
 name. `lit3r config show` prints the values in force (`--changed`: only those set; `--json`);
 `lit3r doctor` checks each component. Secrets (every `password` and `api_key`, `OPENAI_API_KEY`,
 `user:password@` in URLs) are shown as `***` in `doctor`, `config show`, error messages and `ask`
-output (`lit3r/config/redact.py`).
+output (`lit3r/present/redact.py`).
 
 Model specs (`models.chunk_encoder`, `paper_encoder`, `reranker_model`): a local folder, an
 installed package (`package:<module>`), a hub name, or `hashing:<dim>` (a model-free encoder for

@@ -1,6 +1,6 @@
 """The ``lit3r`` command line (click). Errors are one sentence plus the fix, never a traceback:
 every :class:`lit3r.errors.Lit3rError`, and the drivers' and SQLite's errors, are caught once,
-in :class:`Lit3rGroup`, which also takes every secret out of the message (:mod:`lit3r.config.redact`).
+in :class:`Lit3rGroup`, which also takes every secret out of the message (:mod:`lit3r.present.redact`).
 Commands never change the settings they load: options become overrides.
 """
 
@@ -26,9 +26,9 @@ from lit3r.cli.params import OPTION, PAPER_IDS, TABLE_SCHEMA, OneLineUsageError,
 from lit3r.cli.render import print_answer, print_shown, print_table, toml
 from lit3r.cli.trace import graph_trace, trace
 from lit3r.config import Settings, load_settings
-from lit3r.config.redact import masked, redact, redact_data, secret_values
 from lit3r.errors import Lit3rError, PermissionDenied, UnknownIdError, clean_line
 from lit3r.index.disk import full_disk_line as _full_disk
+from lit3r.present.redact import masked, redact, redact_data, secret_values
 from lit3r.present.server_errors import server_errors, server_message
 
 if TYPE_CHECKING:  # loaded by the commands that use them (the engine loads torch, lit3r.present.show PyMuPDF)
@@ -136,7 +136,7 @@ def _settings(ctx: click.Context, **overrides: Any) -> Settings:
 
 
 def _secrets(ctx: click.Context) -> list[str]:
-    """The secret values of the loaded settings and the environment (:mod:`lit3r.config.redact`)."""
+    """The secret values of the loaded settings and the environment (:mod:`lit3r.present.redact`)."""
     return secret_values((ctx.obj or {}).get("settings"))
 
 

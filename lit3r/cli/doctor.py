@@ -8,9 +8,9 @@ from typing import Any, Callable, Optional, Sequence
 
 from graph.errors import one_line_message, shown_text
 from lit3r.config import Settings, encoder_identity
-from lit3r.config.redact import redact, secret_values
 from lit3r.errors import IndexDamaged, Lit3rError, PermissionDenied
 from lit3r.index.state import stale_index_message
+from lit3r.present.redact import redact, secret_values
 from lit3r.present.server_errors import server_errors, server_message
 
 #: Seconds the doctor waits for each answer of a server that accepted the connection (a port that
@@ -31,7 +31,7 @@ DEPENDS = {"servers agree": ("neo4j", "opensearch")}
 
 def _check(name: str, fn, secrets: Sequence[str] = (), settings: Optional[Settings] = None) -> dict[str, Any]:
     """``{"name", "ok", "detail"}`` of one check; the detail (a server's error message too, with
-    its address from ``settings``) with ``secrets`` masked (:func:`lit3r.config.redact.redact`)."""
+    its address from ``settings``) with ``secrets`` masked (:func:`lit3r.present.redact.redact`)."""
     from opensearchpy.exceptions import ConnectionTimeout
 
     try:

@@ -25,10 +25,10 @@ from typing import Iterator, Optional
 
 from graph.atomic import write_bytes_atomic
 from graph.progress import Reporter
-from lit3r.config.redact import redact, redact_data, secret_values
 from lit3r.errors import InputError
 from lit3r.littraceqa.inputs import scan_inputs
 from lit3r.littraceqa.jsonl import jsonl_lines, read_capped
+from lit3r.present.redact import redact, redact_data, secret_values
 from lit3r.present.server_errors import server_message
 
 

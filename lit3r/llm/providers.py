@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from lit3r.config import LLMSettings
-from lit3r.config.redact import remember
 from lit3r.errors import FatalLLMError, LLMError, TransientLLMError
 from lit3r.llm.client import Chat, Reply, deadline_left, first_line
 from lit3r.llm.faults import classify_openai, one_line, overflow_from_text
 from lit3r.llm.wire import reply_of
+from lit3r.present.redact import remember
 
 
 class OpenAIChat:
@@ -41,7 +41,7 @@ class OpenAIChat:
     a whole request may take, connect to last byte (``llm.request_deadline_s``; a server that
     sends its reply a byte at a time resets the read timeout with each byte, not this), or less
     when the question's deadline is nearer (:func:`lit3r.llm.client.deadline_left`). The key is
-    remembered as a secret (:func:`lit3r.config.redact.remember`): no message or file shows it.
+    remembered as a secret (:func:`lit3r.present.redact.remember`): no message or file shows it.
     """
 
     concurrent = True  # HTTP calls may run in parallel

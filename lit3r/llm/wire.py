@@ -16,9 +16,9 @@ from typing import Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lit3r.config.redact import redact
 from lit3r.errors import FatalLLMError, LLMError, LLMRefusal
 from lit3r.llm.faults import one_line
+from lit3r.present.redact import redact
 
 __all__ = ["Completion", "reply_of", "MALFORMED_FIX"]
 

@@ -42,12 +42,12 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from graph.records import Chunk
 from lit3r.config import ReadParams
-from lit3r.config.redact import logger
 from lit3r.errors import Lit3rError, LLMError
 from lit3r.llm.bounds import ID_CHARS, LABEL_CHARS, Label, cut, items, text
 from lit3r.llm.client import StructuredLLM, in_context
 from lit3r.llm.faults import one_line
 from lit3r.llm.labels import Resolver
+from lit3r.present.redact import logger
 from lit3r.present.server_errors import server_errors
 from lit3r.prompts import echoes_example, render
 from lit3r.read.base import ReadRequest, ReadResult

@@ -14,9 +14,9 @@ import sqlite3
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from graph import explore
-from lit3r.config.redact import redact_data
 from lit3r.errors import Lit3rError
 from lit3r.littraceqa.format import evidence_chunks
+from lit3r.present.redact import redact_data
 from lit3r.present.server_errors import server_errors
 from lit3r.serve.corpus import locator
 from lit3r.serve.errors import echoed, error_line

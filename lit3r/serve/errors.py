@@ -14,8 +14,8 @@ import sqlite3
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from graph.errors import first_unreadable, one_line_message
-from lit3r.config.redact import redact
 from lit3r.errors import Lit3rError, PermissionDenied, UnknownIdError, clean_line, shown_id
+from lit3r.present.redact import redact
 from lit3r.present.server_errors import server_errors, server_message
 
 if TYPE_CHECKING:

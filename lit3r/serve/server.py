@@ -6,7 +6,7 @@ Each tool's arguments are typed (pydantic), so the SDK refuses a malformed argum
 error naming the field before the tool runs. A tool runs under the session's lock after the
 stores are refreshed (:meth:`Session.refresh`); whatever it raises becomes an MCP tool error
 (``isError``) with the one line of :func:`lit3r.serve.errors.error_line`, and every result
-passes :func:`lit3r.config.redact.redact_data`, so no secret of the settings or the environment leaves
+passes :func:`lit3r.present.redact.redact_data`, so no secret of the settings or the environment leaves
 the server.
 """
 
@@ -22,9 +22,9 @@ from typing import Annotated, Any, Callable, Literal, Optional
 
 from pydantic import Field
 
-from lit3r.config.redact import redact_data
 from lit3r.errors import UnknownIdError
 from lit3r.littraceqa.inputs import Column
+from lit3r.present.redact import redact_data
 from lit3r.serve import answers, corpus, graphs
 from lit3r.serve.errors import error_line
 from lit3r.serve.session import Session

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Optional
 
 from lit3r.config import Settings
-from lit3r.config.redact import secret_values
+from lit3r.present.redact import secret_values
 
 if TYPE_CHECKING:
     from graph.neo4j_store import Neo4jGraphStore
