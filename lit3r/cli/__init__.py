@@ -18,11 +18,20 @@ import click
 from graph.errors import escaped, first_unreadable, one_line_message, shown_text
 from graph.progress import Reporter
 from ingest.corpus import PARSERS, ingest_metadata_only
+from lit3r.backends import backend_of
 from lit3r.cli.browser import browser
 from lit3r.cli.cypher import cypher
 from lit3r.cli.graph import graph
 from lit3r.cli.mcp import mcp
-from lit3r.cli.params import OPTION, PAPER_IDS, TABLE_SCHEMA, OneLineUsageError, command_path_of, options_dict
+from lit3r.cli.params import (
+    LLM_CHOICE,
+    OPTION,
+    PAPER_IDS,
+    TABLE_SCHEMA,
+    OneLineUsageError,
+    command_path_of,
+    options_dict,
+)
 from lit3r.cli.render import print_answer, print_shown, print_table, toml
 from lit3r.cli.trace import graph_trace, trace
 from lit3r.config import Settings, load_settings
@@ -71,11 +80,8 @@ class Lit3rGroup(click.Group):
             raise
         except UnknownIdError as exc:
             settings = (ctx.obj or {}).get("settings")
-            if settings is not None and settings.backend != "embedded":
-                raise click.ClickException(
-                    f"the servers disagree: {exc} is in one of Neo4j and OpenSearch, not in the other (a load "
-                    f"changed or was edited by hand): run `lit3r ingest PDF_DIR` to repair the load") from None
-            raise click.ClickException(str(exc)) from None
+            line = backend_of(settings).unknown_id_line(exc) if settings is not None else str(exc)
+            raise click.ClickException(line) from None
         except Lit3rError as exc:
             raise click.ClickException(str(exc)) from None
         except PermissionError as exc:  # a file or folder this user may not read: its permissions, not a rebuild
@@ -282,7 +288,7 @@ def _build(settings: Settings, quiet: bool, rebuild: bool = False):
 @click.option("--json", "as_json", is_flag=True, help="Print the submission object, candidates and timings as JSON.")
 @click.option("--top", default=10, show_default=True, type=click.IntRange(min=1),
               help="Candidates shown in the readable output.")
-@click.option("--llm", "llm", type=click.Choice(["none", "local", "openai"]), default=None,
+@click.option("--llm", "llm", type=LLM_CHOICE, default=None,
               help="Override the configured LLM provider for this run.")
 @click.option("--papers", "papers", type=PAPER_IDS, default=None, help="Read only these papers: retrieval is skipped.")
 @click.option("--table-schema", "table_schema", type=TABLE_SCHEMA, default=None,
@@ -376,7 +382,7 @@ _clean = clean_line
               help="Submission JSONL (appended; query ids already there are skipped).")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Questions in flight at once (helps when an LLM endpoint is the bottleneck).")
-@click.option("--llm", "llm", type=click.Choice(["none", "local", "openai"]), default=None,
+@click.option("--llm", "llm", type=LLM_CHOICE, default=None,
               help="Override the configured LLM provider for this run.")
 @click.option("--trace-graph/--no-trace-graph", "trace_graph", default=True, show_default=True,
               help="Store the evidence trace as a graph (lit3r/cli/trace.py; run: OUT without .jsonl).")

@@ -7,6 +7,7 @@ import json
 from typing import Any, Callable, Optional, Sequence
 
 from graph.errors import one_line_message, shown_text
+from lit3r.backends import backend_of
 from lit3r.config import Settings, encoder_identity
 from lit3r.errors import IndexDamaged, Lit3rError, PermissionDenied
 from lit3r.index.state import stale_index_message
@@ -157,8 +158,8 @@ def _probe_index(settings: Settings):
 
 
 def _pairing(settings: Settings) -> str:
+    from lit3r.backends.servers import check_pairing
     from lit3r.factory import neo4j_store
-    from lit3r.index.load import check_pairing
 
     o = settings.opensearch
     store, index = neo4j_store(settings, **_PROBE_NEO4J), _probe_index(settings)
@@ -207,20 +208,16 @@ def _opensearch(settings: Settings) -> str:
             f"({meta.get('dim')}-d {meta.get('chunk_encoder')})")
 
 
-Check = tuple[str, Callable[[Settings], str]]
-
-#: Each backend's store checks: ``(before the model checks, after them)``, each ``[(name, check)]``.
-BACKEND_CHECKS: dict[str, tuple[list[Check], list[Check]]] = {
-    "embedded": ([("corpus", _corpus), ("index", _index)], []),
-    "neo4j+opensearch": ([], [("neo4j", _neo4j), ("opensearch", _opensearch), ("servers agree", _pairing)]),
-}
+#: The store checks by name; each backend names its own (:attr:`lit3r.backends.Backend.doctor_checks`).
+STORE_CHECKS: dict[str, Callable[[Settings], str]] = {
+    "corpus": _corpus, "index": _index, "neo4j": _neo4j, "opensearch": _opensearch, "servers agree": _pairing}
 
 
 def run_checks(settings: Settings) -> list[dict[str, Any]]:
-    """Checks, in order: packages, the backend's stores (:data:`BACKEND_CHECKS`), chunk encoder,
+    """Checks, in order: packages, the backend's stores (its ``doctor_checks``, :data:`STORE_CHECKS`), chunk encoder,
     reranker, backend, LLM. Returns ``[{"name", "ok", "detail"}]``, secrets masked in every
     detail; never raises."""
-    before, after = BACKEND_CHECKS[settings.backend]
+    before, after = ([(name, STORE_CHECKS[name]) for name in names] for names in backend_of(settings).doctor_checks)
     checks = [("packages", _packages), *before, ("chunk encoder", _encoder), ("reranker", _reranker), *after]
     secrets = secret_values(settings)
     done: list[dict[str, Any]] = []

@@ -26,7 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 from pydantic_settings.exceptions import SettingsError
 
+from lit3r.backends import NAMES as BACKEND_NAMES
+from lit3r.backends import choices_description as backend_choices
 from lit3r.errors import ConfigError
+from lit3r.llm.providers import NAMES as PROVIDER_NAMES
+from lit3r.llm.providers import choices_description as provider_choices
 
 
 class _Section(BaseModel):
@@ -313,7 +317,8 @@ class LLMSettings(_Section):
     retry layer (:mod:`lit3r.llm.faults`); ``timeout`` / ``request_deadline_s`` /
     ``question_deadline_s``: the time bounds of a read, a request and a question's LLM calls."""
 
-    provider: Literal["none", "local", "openai"] = Field("none", description="none, local (llama.cpp in process) or openai (any compatible endpoint)")
+    provider: Literal[PROVIDER_NAMES] = Field(  # type: ignore[valid-type]  # the registry's names
+        PROVIDER_NAMES[0], description=provider_choices())
     model: str = Field("gpt-4.1-mini", description="model name (Azure: the deployment)")
     base_url: Optional[str] = Field(None, description="endpoint of an OpenAI-compatible server (vLLM, Ollama, llama.cpp)")
     api_key: Optional[str] = Field(None, description="API key (default: OPENAI_API_KEY)")
@@ -370,8 +375,8 @@ class Settings(BaseSettings):
 
     home: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("lit3r")),
                        description="data folder: the corpus files and index/")
-    backend: Literal["embedded", "neo4j+opensearch"] = Field(
-        "embedded", description="embedded (SQLite + files in home/index) or neo4j+opensearch (the servers)")
+    backend: Literal[BACKEND_NAMES] = Field(  # type: ignore[valid-type]  # the registry's names
+        BACKEND_NAMES[0], description=backend_choices())
     neo4j: Neo4jSettings = Field(default_factory=lambda: Neo4jSettings(), description="the Neo4j server")
     opensearch: OpenSearchSettings = Field(default_factory=lambda: OpenSearchSettings(),
                                            description="the OpenSearch server or cluster")

@@ -45,6 +45,7 @@ from graph.search.embedded import DB_NAME, stored_dim, top_k_with_ties
 from graph.search.embedded_writer import IndexWriter
 from ingest.corpus import PaperRecords, corpus_size, iter_corpus
 from ingest.stamp import read_version as read_corpus_version
+from lit3r.backends import backend_of
 from lit3r.config import Settings, encoder_identity
 from lit3r.errors import NotBuiltError
 from lit3r.index.lock import build_lock
@@ -508,9 +509,10 @@ class _Build:
 
 
 def _sync(settings: Settings, report: BuildReport, progress: bool) -> None:
-    """With the servers backend, load what changed into Neo4j and OpenSearch (:mod:`lit3r.index.load`;
-    run on every ingest: it also finishes a load that was killed)."""
-    if settings.backend == "embedded":
+    """With a backend that loads the local build into servers (its ``load_targets``), load what
+    changed into Neo4j and OpenSearch (:mod:`lit3r.index.load`; run on every ingest: it also
+    finishes a load that was killed)."""
+    if backend_of(settings).load_targets is None:  # the stores are the local build
         return
     from lit3r.index.load import sync_servers
     from lit3r.index.lock import servers_lease

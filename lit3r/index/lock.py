@@ -113,7 +113,7 @@ def servers_lease(settings: Settings, home: Path) -> Iterator[None]:
     """Hold the servers' load lease (module docstring) around a load into Neo4j and OpenSearch;
     raises :class:`lit3r.errors.Locked` while another load holds it, and the driver's errors when Neo4j
     cannot be reached."""
-    from lit3r.factory import neo4j_store
+    from lit3r.backends.servers import neo4j_store
 
     store = neo4j_store(settings)
     owner, who = uuid.uuid4().hex, f"pid {os.getpid()} on {socket.gethostname()}, data folder {home}"

@@ -17,6 +17,7 @@ import threading
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Optional
 
+from lit3r.backends import backend_of
 from lit3r.config import Settings
 from lit3r.present.redact import secret_values
 
@@ -32,7 +33,7 @@ CONNECT_TIMEOUT = 4.0
 def manifest_stamp(settings: Settings) -> Optional[tuple[int, int, int]]:
     """``(inode, mtime_ns, size)`` of the embedded index manifest; None on the servers backend
     (the servers are read live) or when there is no manifest."""
-    if settings.backend != "embedded":
+    if backend_of(settings).reads_live:
         return None
     try:
         st = (settings.index_dir / "manifest.json").stat()
