@@ -24,13 +24,14 @@ from pydantic import Field
 
 from lit3r.errors import UnknownIdError
 from lit3r.littraceqa.inputs import Column
+from lit3r.llm.providers import NAMES as PROVIDER_NAMES
 from lit3r.present.redact import redact_data
 from lit3r.serve import answers, corpus, graphs
 from lit3r.serve.errors import error_line
 from lit3r.serve.session import Session
 
 #: The LLM providers of the ``ask`` tool (the keys of :data:`lit3r.llm.providers.PROVIDERS`).
-LLMName = Literal["none", "local", "openai"]
+LLMName = Literal[PROVIDER_NAMES]  # type: ignore[valid-type]
 #: The relations of the ``citations`` tool (:data:`lit3r.serve.graphs.RELATIONS`).
 Relation = Literal["cited", "citing", "coupling", "similar"]
 
