@@ -32,7 +32,7 @@ import sqlite3
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -40,8 +40,8 @@ from graph.atomic import write_text_atomic
 from graph.embedded import GraphWriter
 from graph.errors import IndexDamaged, PermissionDenied, first_unreadable
 from graph.progress import RateProgress, Reporter
-from graph.records import Neighbour, Paper
-from graph.search.embedded import DB_NAME, stored_dim, top_k_with_ties
+from graph.records import Paper
+from graph.search.embedded import DB_NAME, stored_dim
 from graph.search.embedded_writer import IndexWriter
 from ingest.corpus import PaperRecords, corpus_size, iter_corpus
 from ingest.stamp import read_version as read_corpus_version
@@ -49,6 +49,7 @@ from lit3r.backends import backend_of
 from lit3r.config import Settings, encoder_identity
 from lit3r.errors import NotBuiltError
 from lit3r.index.lock import build_lock
+from lit3r.index.neighbours import top_k_neighbours, update_neighbours
 
 BUILD_VERSION = "2"
 #: Chunks encoded and committed together (one batch of the stream).
@@ -89,69 +90,6 @@ def paper_text_for_encoder(paper: Paper | dict) -> str:
     """SPECTER2's input: ``title [SEP] abstract`` (sentence-transformers adds special tokens)."""
     title, abstract = (paper["title"], paper.get("abstract", "")) if isinstance(paper, dict) else (paper.title, paper.abstract)
     return f"{title or ''} [SEP] {abstract or ''}".strip()
-
-
-def top_k_neighbours(paper_ids: Sequence[str], vectors: np.ndarray, k: int,
-                     rows: Optional[Sequence[int]] = None) -> list[Neighbour]:
-    """SIMILAR_TO edges: for each paper (or each of ``rows``) its ``k`` most cosine-similar
-    other papers.
-
-    ``vectors``: (n, dim) L2-normalised. Ties break by paper id. O(len(rows) n dim) in blocks of
-    1,024 rows (the seed's 27,487 papers: about 20 s on 2 cores).
-    """
-    out: list[Neighbour] = []
-    n = len(paper_ids)
-    if n < 2 or k < 1:
-        return out
-    kk = min(k, n - 1)
-    rows = list(range(n)) if rows is None else list(rows)
-    for start in range(0, len(rows), 1024):
-        part = rows[start:start + 1024]
-        sims = vectors[part] @ vectors.T
-        for row, i in zip(sims, part):
-            row[i] = -np.inf
-            top = sorted(top_k_with_ties(row, kk), key=lambda j: (-row[j], paper_ids[j]))[:kk]
-            out.extend(Neighbour.model_construct(paper_id=paper_ids[i], neighbour_id=paper_ids[j], score=float(row[j]),
-                                                 rank=rank) for rank, j in enumerate(top, start=1))
-    return out
-
-
-def update_neighbours(old: dict[str, list[tuple[str, float]]], paper_ids: Sequence[str], vectors: np.ndarray,
-                      k: int, changed: set[str]) -> tuple[set[str], list[Neighbour]]:
-    """SIMILAR_TO after the papers in ``changed`` were added or re-encoded and those missing
-    from ``paper_ids`` removed, touching only the lists that can change: the changed papers'
-    own, those that held a changed or removed paper, those shorter than k (recomputed in full),
-    and those a changed paper now enters (merged). Equal to :func:`top_k_neighbours` over all
-    papers. ``old``: the stored lists ``{paper_id: [(neighbour_id, score)]}`` by rank. Returns
-    ``(papers whose list is replaced, their new edges)``."""
-    n = len(paper_ids)
-    pos = {p: i for i, p in enumerate(paper_ids)}
-    kk = min(k, n - 1)
-    if n < 2 or kk < 1:
-        return set(old), []
-    full = {p for p in paper_ids if p in changed or p not in old or len(old[p]) < kk
-            or any(q in changed or q not in pos for q, _ in old[p])}
-    cols = [pos[p] for p in changed if p in pos]
-    affected = set(full) | (set(old) - set(pos))
-    out = top_k_neighbours(paper_ids, vectors, k, rows=sorted(pos[p] for p in full))
-    rest = [i for i, p in enumerate(paper_ids) if p not in full]
-    if cols and rest:
-        for start in range(0, len(rest), 4096):
-            part = rest[start:start + 4096]
-            sims = vectors[part] @ vectors[cols].T
-            for row, i in zip(sims, part):
-                pid = paper_ids[i]
-                lst = old[pid]
-                kth_s, kth_id = lst[-1][1], lst[-1][0]
-                enter = [(paper_ids[cols[c]], float(row[c])) for c in np.flatnonzero(row >= kth_s)]
-                enter = [(q, sc) for q, sc in enter if sc > kth_s or q < kth_id]
-                if not enter:
-                    continue
-                merged = sorted(lst + enter, key=lambda t: (-t[1], t[0]))[:kk]
-                affected.add(pid)
-                out.extend(Neighbour.model_construct(paper_id=pid, neighbour_id=q, score=sc, rank=r)
-                           for r, (q, sc) in enumerate(merged, start=1))
-    return affected, out
 
 
 #: Model settings that change no vector (how to reach a server), left out of the index format.
