@@ -50,10 +50,12 @@ test-fast: $(VENV)/.installed-dev
 	PYTHONPATH=$(CURDIR)/tests/fast_tier:$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH} \
 	$(VENV)/bin/python -m pytest -m fast -p no:cacheprovider
 
-# ruff (style, import order, bugbear, complexity <= 15) and mypy (the packages' typed seams)
+# ruff (style, import order, bugbear, complexity <= 15), mypy (the packages' typed seams) and
+# import-linter (.importlinter: the layers graph <- ingest <- lit3r, lit3r.read -/-> lit3r.pipeline)
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check graph ingest lit3r tests bench docs
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 bench: $(VENV)/.installed
 	$(VENV)/bin/python bench/ingest_bench.py

@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from lit3r.build import build_stores  # noqa: E402
 from lit3r.config import load_settings  # noqa: E402
+from lit3r.index.build import build_stores  # noqa: E402
 from lit3r.pipeline.engine import Engine  # noqa: E402
 from tests.servers import neo4j_server, opensearch_server  # noqa: E402
 
@@ -65,7 +65,7 @@ def main() -> None:
         # the same records into a second index prefix on the now warm JVMs (a long-running
         # server's steady state): new indices, so every paper is written again
         warm = settings.model_copy(update={"opensearch": settings.opensearch.model_copy(update={"index_prefix": "warm"})})
-        from lit3r.servers import sync_servers
+        from lit3r.index.load import sync_servers
 
         w = sync_servers(warm)
         print(f"again, warm JVMs: Neo4j {w['neo4j']['nodes_per_s']:.0f} nodes/s, "

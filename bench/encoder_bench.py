@@ -2,7 +2,7 @@
 the cosine of each backend's vectors with PyTorch's, on a built home's chunks (issue 27).
 
 Backends: ``torch`` (sentence-transformers, dtype auto: bfloat16 on CPUs with native bf16),
-``torch-fp32``, ``onnx`` (lit3r/onnx_encoder.py, float32), ``onnx-int8`` (ONNX Runtime's dynamic
+``torch-fp32``, ``onnx`` (lit3r/encoders/onnx_encoder.py, float32), ``onnx-int8`` (ONNX Runtime's dynamic
 int8 quantisation) and ``openvino`` (only when the ``openvino`` package is installed; skipped with a
 line otherwise). ``server`` needs ``--server-url`` (an OpenAI-compatible /v1/embeddings endpoint).
 Each backend encodes the same chunks; the cosine is taken with ``torch-fp32`` (always run first) and
@@ -47,17 +47,17 @@ def _load(name: str, args):
         return SentenceEncoder(args.model, device="cpu", batch_size=args.batch_size,
                                dtype="float32" if name == "torch-fp32" else "auto")
     if name in ("onnx", "onnx-int8"):
-        from lit3r.onnx_encoder import OnnxEncoder
+        from lit3r.encoders.onnx_encoder import OnnxEncoder
 
         return OnnxEncoder(args.model, batch_size=args.batch_size, quantize=name == "onnx-int8")
     if name == "openvino":
-        from lit3r.onnx_encoder import OnnxEncoder, exported_model
+        from lit3r.encoders.onnx_encoder import OnnxEncoder, exported_model
 
         enc = OnnxEncoder(args.model, batch_size=args.batch_size)
         enc._session = _OpenVinoSession(exported_model(Path(_resolve(args.model))))
         return enc
     if name == "server":
-        from lit3r.remote_models import RemoteEncoder
+        from lit3r.encoders.remote_models import RemoteEncoder
 
         return RemoteEncoder(args.server_url, args.server_model, batch_size=args.batch_size)
     raise SystemExit(f"unknown backend {name!r}: torch, torch-fp32, onnx, onnx-int8, openvino, server")
@@ -140,8 +140,8 @@ def throughput(args, home: Path) -> dict[str, np.ndarray]:
 
 def recall(args, home: Path) -> None:
     """Candidate recall@5/10 and identical top-10 lists: the home as built vs a copy with ONNX vectors."""
-    from lit3r.build import build_stores
     from lit3r.config import load_settings
+    from lit3r.index.build import build_stores
     from lit3r.littraceqa.metrics import recall_at_k
     from lit3r.models import load_encoder
     from lit3r.pipeline.engine import Engine

@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ingest.corpus import ingest_metadata_only  # noqa: E402
-from lit3r.build import build_stores  # noqa: E402
 from lit3r.config import load_settings  # noqa: E402
+from lit3r.index.build import build_stores  # noqa: E402
 from lit3r.littraceqa.metrics import RECALL_KS, recall_at_k  # noqa: E402
 from lit3r.pipeline.engine import Engine  # noqa: E402
 

@@ -165,7 +165,7 @@ def _child(code: str, *args: str) -> dict:
 BUILD = r"""
 import json, resource, sys, time
 from lit3r.config import load_settings
-from lit3r.build import build_stores
+from lit3r.index.build import build_stores
 s = load_settings(home=sys.argv[1])
 t = time.perf_counter()
 r = build_stores(s, progress=False)
@@ -211,7 +211,8 @@ t = time.perf_counter(); idx.chunk_dense(qv[0], 100); dense1 = time.perf_counter
 t = time.perf_counter(); idx.chunk_dense_many(qv, 100); dense5 = time.perf_counter() - t
 t = time.perf_counter(); [idx.chunk_bm25(q, 100) for q in questions]; bm25 = (time.perf_counter() - t) / len(questions)
 dense_recall = None
-if s.backend != "embedded":  # the servers' approximate k-NN against the exact scan of the local build
+from lit3r.backends import backend_of
+if backend_of(s).load_targets is not None:  # the servers' approximate k-NN against the exact scan of the local build
     from graph.search.embedded import EmbeddedSearchIndex
     exact = EmbeddedSearchIndex.open(s.index_dir)
     qv = engine.encoder.encode_queries(questions)

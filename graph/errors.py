@@ -138,7 +138,7 @@ class ServerFault(BackendUnavailable):
 
     ``server``: "Neo4j" or "OpenSearch"; ``cause``: the driver's exception (kept whole: the
     application writes its one line from it, with the configured address:
-    ``lit3r.server_errors.server_message``); ``down``: True when the server cannot be used at all
+    ``lit3r.present.server_errors.server_message``); ``down``: True when the server cannot be used at all
     (unreachable, timed out, credentials or rights refused), False for one request's failure (a
     Cypher error, a rejected document). ``str()`` is a one-line fallback without the address."""
 

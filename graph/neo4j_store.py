@@ -247,7 +247,7 @@ class Neo4jGraphStore:
         """The names of the database's constraints."""
         return {r["name"] for r in self._read("constraint_names")}
 
-    # -- the servers' load lease (lit3r/ingest_lock.py) -------------------------------------
+    # -- the servers' load lease (lit3r/index/lock.py) -------------------------------------
     def claim_load_lease(self, owner: str, who: str, lease_ms: int) -> dict:
         """Claim the one load lease for ``owner`` (``who``: a line naming the process): taken when
         free, already ``owner``'s, or not renewed for ``lease_ms`` ms. Returns ``{"mine", "who",

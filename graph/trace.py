@@ -1,6 +1,6 @@
 """Evidence traces as a graph: the records, the TraceStore interface and the embedded (SQLite) store.
 
-A question's trace (built by :func:`lit3r.trace_graph.trace_graph` from the trace dict of
+A question's trace (built by :func:`lit3r.traces.trace_graph.trace_graph` from the trace dict of
 ``lit3r ask --json`` / ``lit3r run``'s ``*.traces.jsonl``) is a :class:`TraceGraph`: nodes of the
 labels :data:`LABELS` and edges of the types :data:`EDGE_TYPES`, some of which end on the
 corpus's own ``Chunk`` and ``Paper`` nodes (by ``chunk_id`` / ``paper_id``)::

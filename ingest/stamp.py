@@ -4,8 +4,8 @@ An ingest writes ``OUT/corpus.json`` = ``{"version": "<sha256 hex>"}`` after it 
 ``papers.jsonl``, ``chunks.jsonl`` and ``references.jsonl`` (and removes it before: a run killed
 while writing them leaves no version, never a stale one). The hash is of the lines themselves, so
 an ingest that changes nothing keeps the version. A build records the version it was built from
-in its index manifest (:mod:`lit3r.build`); the readers compare the two
-(:func:`lit3r.index_state.stale_index_message`).
+in its index manifest (:mod:`lit3r.index.build`); the readers compare the two
+(:func:`lit3r.index.state.stale_index_message`).
 """
 
 from __future__ import annotations

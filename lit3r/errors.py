@@ -3,7 +3,9 @@
 Each message is one line: what failed, why, and the fix. The CLI catches :class:`Lit3rError`
 once (``lit3r.cli``) and prints the message; anything else is a bug and keeps its traceback.
 The root and the storage errors come from :mod:`graph.errors` (the lowest layer); this
-module re-exports them (:data:`__all__`) beside the application's own. Errors of the layers
+module re-exports those it imports (:data:`__all__`: ``Lit3rError``, ``NotBuiltError``,
+``PermissionDenied``, ``IndexDamaged``, ``BackendUnavailable``, ``UnknownIdError``,
+``CypherRefused``) beside the application's own. Errors of the layers
 below that it does not re-export are imported from their own modules: ingestion's
 ``BadInputError``, ``MetadataError`` and ``CorpusOrderError`` (:mod:`ingest.document`,
 :mod:`ingest.metadata`, :mod:`ingest.corpus`), ``graph.trace.TraceStoreError``.
@@ -88,8 +90,9 @@ class LLMRefusal(LLMError):
     kind = "refusal"
 
 
-class BuildLocked(Lit3rError):
-    """Another build of the same data folder is running."""
+class Locked(Lit3rError):
+    """Another process holds what this one must hold alone: the data folder for an ingest or a
+    build, or the servers' load lease (:mod:`lit3r.index.lock`)."""
 
 
 class ServersMismatch(Lit3rError):
@@ -110,5 +113,5 @@ def clean_line(exc: BaseException, limit: int = 120) -> str:
 
 __all__ = ["Lit3rError", "NotBuiltError", "PermissionDenied", "IndexDamaged", "BackendUnavailable", "UnknownIdError", "ConfigError",
            "BadQuestion", "InputError", "ModelError", "LLMError", "TransientLLMError", "FatalLLMError",
-           "ContextOverflow", "LLMRefusal", "BuildLocked", "ServersMismatch", "CypherFailed", "clean_line",
+           "ContextOverflow", "LLMRefusal", "Locked", "ServersMismatch", "CypherFailed", "clean_line",
            "CypherRefused", "shown_id", "SHOWN_ID_CHARS"]

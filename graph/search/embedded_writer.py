@@ -1,5 +1,5 @@
 """Writing the embedded search index (:mod:`graph.search.embedded`): stage papers batch by
-batch, then publish them in one transaction (driven by :mod:`lit3r.build`).
+batch, then publish them in one transaction (driven by :mod:`lit3r.index.build`).
 
 The layout written is the one :mod:`graph.search.embedded` documents and reads.
 """

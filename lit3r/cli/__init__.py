@@ -1,6 +1,6 @@
 """The ``lit3r`` command line (click). Errors are one sentence plus the fix, never a traceback:
 every :class:`lit3r.errors.Lit3rError`, and the drivers' and SQLite's errors, are caught once,
-in :class:`Lit3rGroup`, which also takes every secret out of the message (:mod:`lit3r.redact`).
+in :class:`Lit3rGroup`, which also takes every secret out of the message (:mod:`lit3r.present.redact`).
 Commands never change the settings they load: options become overrides.
 """
 
@@ -18,22 +18,31 @@ from graph.errors import ServerFault, escaped, first_unreadable, one_line_messag
 from graph.progress import Reporter
 from graph.sqlite import DatabaseError
 from ingest.corpus import PARSERS, ingest_metadata_only
+from lit3r.backends import backend_of
 from lit3r.cli.browser import browser
 from lit3r.cli.cypher import cypher
 from lit3r.cli.graph import graph
 from lit3r.cli.mcp import mcp
-from lit3r.cli.params import OPTION, PAPER_IDS, TABLE_SCHEMA, OneLineUsageError, command_path_of, options_dict
+from lit3r.cli.params import (
+    LLM_CHOICE,
+    OPTION,
+    PAPER_IDS,
+    TABLE_SCHEMA,
+    OneLineUsageError,
+    command_path_of,
+    options_dict,
+)
 from lit3r.cli.render import print_answer, print_shown, print_table, toml
 from lit3r.cli.trace import graph_trace, trace
 from lit3r.config import Settings, load_settings
-from lit3r.disk import full_disk_line as _full_disk
 from lit3r.errors import Lit3rError, PermissionDenied, UnknownIdError, clean_line
-from lit3r.redact import masked, redact, redact_data, secret_values
-from lit3r.server_errors import server_errors, server_message
+from lit3r.index.disk import full_disk_line as _full_disk
+from lit3r.present.redact import masked, redact, redact_data, secret_values
+from lit3r.present.server_errors import server_errors, server_message
 
-if TYPE_CHECKING:  # loaded by the commands that use them (the engine loads torch, lit3r.show PyMuPDF)
+if TYPE_CHECKING:  # loaded by the commands that use them (the engine loads torch, lit3r.present.show PyMuPDF)
     from lit3r.pipeline.engine import AskResult, Engine
-    from lit3r.show import ShowReport
+    from lit3r.present.show import ShowReport
 
 
 #: ``ctx.meta`` key of the arguments the ``lit3r`` group resolves its command from.
@@ -71,11 +80,8 @@ class Lit3rGroup(click.Group):
             raise
         except UnknownIdError as exc:
             settings = (ctx.obj or {}).get("settings")
-            if settings is not None and settings.backend != "embedded":
-                raise click.ClickException(
-                    f"the servers disagree: {exc} is in one of Neo4j and OpenSearch, not in the other (a load "
-                    f"changed or was edited by hand): run `lit3r ingest PDF_DIR` to repair the load") from None
-            raise click.ClickException(str(exc)) from None
+            line = backend_of(settings).unknown_id_line(exc) if settings is not None else str(exc)
+            raise click.ClickException(line) from None
         except ServerFault as exc:  # a driver's error from a store: its one line, with the configured address
             settings = (ctx.obj or {}).get("settings")
             raise click.ClickException(_server_message(settings, exc)) from None
@@ -139,7 +145,7 @@ def _settings(ctx: click.Context, **overrides: Any) -> Settings:
 
 
 def _secrets(ctx: click.Context) -> list[str]:
-    """The secret values of the loaded settings and the environment (:mod:`lit3r.redact`)."""
+    """The secret values of the loaded settings and the environment (:mod:`lit3r.present.redact`)."""
     return secret_values((ctx.obj or {}).get("settings"))
 
 
@@ -175,7 +181,7 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
     new PDFs are added to the corpus folder (use --prune to drop papers whose PDF is gone).
     Then (unless --no-build) embeds the chunks and builds the graph store and search index of
     the corpus folder, so that `lit3r ask` can answer. Exits 1 when no file could be ingested.
-    The folder keeps the metadata file and parser settings it was built with (lit3r/recipe.py).
+    The folder keeps the metadata file and parser settings it was built with (lit3r/index/recipe.py).
 
     With --metadata-only (no PDF_DIR), the papers of the --metadata file are added by title,
     venue, year and abstract alone: only the title-based search lanes can find them.
@@ -186,9 +192,9 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
         raise OneLineUsageError("--metadata-only takes no PDF_DIR and needs --metadata POOL.jsonl")
     if pdf_dir is None and not metadata_only:
         raise OneLineUsageError("missing PDF_DIR: pass a folder of PDFs (or --metadata-only --metadata POOL.jsonl)")
-    from lit3r.recipe import ingest_kept
+    from lit3r.index.recipe import ingest_kept
 
-    with _ingest_lock(out_dir):  # one ingest per data folder (lit3r/ingest_lock.py; the servers: a lease)
+    with _ingest_lock(out_dir):  # one ingest per data folder (lit3r/index/lock.py; the servers: a lease)
         try:
             if metadata_only or pdf_dir is None:
                 report = ingest_metadata_only(metadata_file, out_dir)
@@ -243,8 +249,8 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
 
 
 def _ingest_lock(home: Path):
-    """The data folder's ingest lock (lit3r/ingest_lock.py)."""
-    from lit3r.ingest_lock import ingest_lock
+    """The data folder's ingest lock (lit3r/index/lock.py)."""
+    from lit3r.index.lock import ingest_lock
 
     return ingest_lock(home)
 
@@ -254,7 +260,7 @@ _SHOWN_PROBLEMS = 20
 
 
 def _build(settings: Settings, quiet: bool, rebuild: bool = False):
-    from lit3r.build import build_stores
+    from lit3r.index.build import build_stores
 
     if not quiet:
         click.echo(f"updating the index in {settings.index_dir} (new or changed papers are embedded: with the "
@@ -285,7 +291,7 @@ def _build(settings: Settings, quiet: bool, rebuild: bool = False):
 @click.option("--json", "as_json", is_flag=True, help="Print the submission object, candidates and timings as JSON.")
 @click.option("--top", default=10, show_default=True, type=click.IntRange(min=1),
               help="Candidates shown in the readable output.")
-@click.option("--llm", "llm", type=click.Choice(["none", "local", "openai"]), default=None,
+@click.option("--llm", "llm", type=LLM_CHOICE, default=None,
               help="Override the configured LLM provider for this run.")
 @click.option("--papers", "papers", type=PAPER_IDS, default=None, help="Read only these papers: retrieval is skipped.")
 @click.option("--table-schema", "table_schema", type=TABLE_SCHEMA, default=None,
@@ -306,7 +312,7 @@ def ask(ctx: click.Context, question: str, options: tuple[tuple[str, str], ...],
     extractive reader); the answer line is validated against the stored chunks.
     """
     from lit3r.pipeline.engine import Engine
-    from lit3r.show import show_dir
+    from lit3r.present.show import show_dir
 
     opts = options_dict(options)
     settings = _settings(ctx, **({"llm": {"provider": llm}} if llm else {}))
@@ -336,8 +342,8 @@ def ask(ctx: click.Context, question: str, options: tuple[tuple[str, str], ...],
 
 
 def _warn_stale(settings: Settings) -> None:
-    """One ``warning:`` line on stderr when the index is older than the corpus (lit3r/index_state.py)."""
-    from lit3r.index_state import stale_index_message
+    """One ``warning:`` line on stderr when the index is older than the corpus (lit3r/index/state.py)."""
+    from lit3r.index.state import stale_index_message
 
     stale = stale_index_message(settings)
     if stale:
@@ -349,7 +355,7 @@ def _store_trace(ctx: click.Context, settings: Settings, engine: Engine, result:
     """Store one answer's evidence trace as a graph (issue 15): the store's report, None when it
     could not be written (one warning line)."""
     from lit3r.cli.trace import store_or_warn
-    from lit3r.trace_graph import ask_run_name, trace_line
+    from lit3r.traces.trace_graph import ask_run_name, trace_line
 
     return store_or_warn(settings, [redact_data(trace_line(result), _secrets(ctx))], ask_run_name(), engine.graph,
                          result.query_id, quiet=quiet)
@@ -357,14 +363,14 @@ def _store_trace(ctx: click.Context, settings: Settings, engine: Engine, result:
 
 def _show(engine: Engine, result: AskResult, folder: Path) -> ShowReport:
     """``ask --show``: the PNGs of the answer's evidence locators, one per item of its line."""
-    from lit3r.show import Answer, evidence_chunks, show_evidence
+    from lit3r.present.show import Answer, evidence_chunks, show_evidence
 
     chunks = evidence_chunks(result.read.evidence, result.line)
     return show_evidence(chunks, engine.paper_heads([c.paper_id for c in chunks]), engine.settings.home, folder,
                          Answer(result.read.rows, result.read.freeform))
 
 
-#: The drivers' errors and their one line (lit3r/server_errors.py), caught once in Lit3rGroup.
+#: The drivers' errors and their one line (lit3r/present/server_errors.py), caught once in Lit3rGroup.
 _server_errors, _server_message = server_errors, server_message
 
 
@@ -379,7 +385,7 @@ _clean = clean_line
               help="Submission JSONL (appended; query ids already there are skipped).")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Questions in flight at once (helps when an LLM endpoint is the bottleneck).")
-@click.option("--llm", "llm", type=click.Choice(["none", "local", "openai"]), default=None,
+@click.option("--llm", "llm", type=LLM_CHOICE, default=None,
               help="Override the configured LLM provider for this run.")
 @click.option("--trace-graph/--no-trace-graph", "trace_graph", default=True, show_default=True,
               help="Store the evidence trace as a graph (lit3r/cli/trace.py; run: OUT without .jsonl).")
@@ -419,7 +425,7 @@ def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optiona
         click.echo(f"failed {qid}: {redact(err, _secrets(ctx))}", err=True)
     if trace_graph:
         from lit3r.cli.trace import store_or_warn
-        from lit3r.trace_graph import read_trace_lines, run_name
+        from lit3r.traces.trace_graph import read_trace_lines, run_name
 
         traces = out.with_name(out.name + ".traces.jsonl")
         lines = read_trace_lines(traces)[0] if traces.is_file() else []

@@ -1,6 +1,6 @@
 """``lit3r browser``: serve Neo4j Browser with Lit3R's guide and graph style on 127.0.0.1.
 
-The Browser application (Maven Central's ``org.neo4j.client:neo4j-browser``, :mod:`lit3r.browser_app`)
+The Browser application (Maven Central's ``org.neo4j.client:neo4j-browser``, :mod:`lit3r.present.browser_app`)
 is served at ``/browser/`` and connects over Bolt to the configured Neo4j (``neo4j.uri``); ``/``
 answers Neo4j's discovery document (``bolt_direct``) so the Browser finds that server. The command
 prints one URL that opens the Browser, connects and plays the guide (``?connectURL=...&cmd=play``).
@@ -30,9 +30,9 @@ from urllib.parse import quote
 
 import click
 
-from lit3r.browser_app import BrowserApp
-from lit3r.cypher_run import runs_cypher
-from lit3r.server_errors import start_hint
+from lit3r.backends.cypher_run import runs_cypher
+from lit3r.present.browser_app import BrowserApp
+from lit3r.present.server_errors import start_hint
 
 #: Default port (docker-compose.yml's post-connect commands use it).
 PORT = 7480
@@ -168,7 +168,7 @@ def answers(bolt: str, timeout: float = 1.0) -> bool:
 
 def _app(enabled: bool) -> tuple[Optional[BrowserApp], str]:
     """The Browser app (fetched when missing) and, when it cannot be had, the reason (one line)."""
-    from lit3r.browser_app import BrowserAppMissing, fetch_jar
+    from lit3r.present.browser_app import BrowserAppMissing, fetch_jar
 
     if not enabled:
         return None, ""
@@ -181,7 +181,7 @@ def _app(enabled: bool) -> tuple[Optional[BrowserApp], str]:
 def _announce(base: str, bolt: str, app: Optional[BrowserApp], why: str) -> None:
     style, play = commands(base)
     if app is not None:
-        from lit3r.browser_app import VERSION
+        from lit3r.present.browser_app import VERSION
 
         click.echo(f"Open Neo4j Browser {VERSION}, connected to {bolt}, with Lit3R's guide:\n  {open_url(base, bolt)}\n"
                    f"(served with the guide and the style on {base}; Ctrl-C stops. The guide's first slide loads the "

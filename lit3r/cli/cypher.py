@@ -1,11 +1,11 @@
 """``lit3r cypher``: run Cypher on the Neo4j store (a query, a .cypher file or a named statement
 of ``cypher/``), list the named statements, fail fast and in one line when Neo4j is not there.
-The running and its guard are :mod:`lit3r.cypher_run` (shared with ``lit3r mcp``); this module
+The running and its guard are :mod:`lit3r.backends.cypher_run` (shared with ``lit3r mcp``); this module
 parses the options and prints.
 
 - On the embedded backend it stops at once: Cypher needs the Neo4j backend (the message says
   how to start one); ``lit3r graph`` answers the exploration questions on both backends.
-- The server is reached once (``verify_connectivity``, :data:`lit3r.cypher_run.CONNECT_TIMEOUT` s at most)
+- The server is reached once (``verify_connectivity``, :data:`lit3r.backends.cypher_run.CONNECT_TIMEOUT` s at most)
   before any query, so an unreachable server is one line, not the driver's transaction retries.
 - A named statement takes the defaults of its header (``$limit=25``; :func:`graph.cypher.info`);
   one whose required parameters are missing is refused before anything is sent; a word that is
@@ -20,9 +20,9 @@ from typing import Any, Optional
 import click
 
 from graph.cypher_guard import split_mode
+from lit3r.backends.cypher_run import NEEDS_NEO4J, connect, resolve, run_cypher, runs_cypher, statement_list
 from lit3r.cli.params import CYPHER_PARAM, OneLineUsageError
 from lit3r.cli.tables import echo_table
-from lit3r.cypher_run import NEEDS_NEO4J, connect, resolve, run_cypher, runs_cypher, statement_list
 from lit3r.errors import CypherFailed
 
 

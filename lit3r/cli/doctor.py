@@ -7,11 +7,12 @@ import json
 from typing import Any, Callable, Optional, Sequence
 
 from graph.errors import ServerFault, one_line_message, shown_text
+from lit3r.backends import backend_of
 from lit3r.config import Settings, encoder_identity
 from lit3r.errors import IndexDamaged, Lit3rError, PermissionDenied
-from lit3r.index_state import stale_index_message
-from lit3r.redact import redact, secret_values
-from lit3r.server_errors import server_errors, server_message
+from lit3r.index.state import stale_index_message
+from lit3r.present.redact import redact, secret_values
+from lit3r.present.server_errors import server_errors, server_message
 
 #: Seconds the doctor waits for each answer of a server that accepted the connection (a port that
 #: accepts and never answers fails its check in this time, not the 30 s read timeout of queries).
@@ -31,7 +32,7 @@ DEPENDS = {"servers agree": ("neo4j", "opensearch")}
 
 def _check(name: str, fn, secrets: Sequence[str] = (), settings: Optional[Settings] = None) -> dict[str, Any]:
     """``{"name", "ok", "detail"}`` of one check; the detail (a server's error message too, with
-    its address from ``settings``) with ``secrets`` masked (:func:`lit3r.redact.redact`). Tells the
+    its address from ``settings``) with ``secrets`` masked (:func:`lit3r.present.redact.redact`). Tells the
     OpenSearch client's ``ConnectionTimeout`` from its other errors (``DRIVER_IMPORTS_ALLOWED`` in
     ``tests/unit/test_boundary.py``)."""
     from opensearchpy.exceptions import ConnectionTimeout
@@ -45,7 +46,7 @@ def _check(name: str, fn, secrets: Sequence[str] = (), settings: Optional[Settin
                       f"that it is OpenSearch, runs and is not overloaded, or set opensearch.url / "
                       f"LIT3R_OPENSEARCH__URL to a running server")
             return {"name": name, "ok": False, "detail": redact(detail, secrets)[:400]}
-        if isinstance(exc, server_errors()):  # which server, why, the fix (lit3r/server_errors.py)
+        if isinstance(exc, server_errors()):  # which server, why, the fix (lit3r/present/server_errors.py)
             return {"name": name, "ok": False, "detail": redact(server_message(settings, exc), secrets)[:400]}
         if isinstance(exc, PermissionError):  # the fix is its permissions (not a rebuild)
             exc = PermissionDenied.of(exc)
@@ -102,7 +103,7 @@ def _index(settings: Settings) -> str:
     if encoder != settings.models.chunk_identity:
         raise CheckFailed(f"index built with {encoder}, config says "
                          f"{settings.models.chunk_identity}: run `lit3r ingest PDF_DIR` again")
-    stale = stale_index_message(settings)  # lit3r/index_state.py
+    stale = stale_index_message(settings)  # lit3r/index/state.py
     if stale:
         raise CheckFailed(stale)
     checked = "files and database checked" if files["quick_check"] else "files checked (database too large for quick_check)"
@@ -159,8 +160,8 @@ def _probe_index(settings: Settings):
 
 
 def _pairing(settings: Settings) -> str:
+    from lit3r.backends.servers import check_pairing
     from lit3r.factory import neo4j_store
-    from lit3r.servers import check_pairing
 
     o = settings.opensearch
     store, index = neo4j_store(settings, **_PROBE_NEO4J), _probe_index(settings)
@@ -209,20 +210,16 @@ def _opensearch(settings: Settings) -> str:
             f"({meta.get('dim')}-d {meta.get('chunk_encoder')})")
 
 
-Check = tuple[str, Callable[[Settings], str]]
-
-#: Each backend's store checks: ``(before the model checks, after them)``, each ``[(name, check)]``.
-BACKEND_CHECKS: dict[str, tuple[list[Check], list[Check]]] = {
-    "embedded": ([("corpus", _corpus), ("index", _index)], []),
-    "neo4j+opensearch": ([], [("neo4j", _neo4j), ("opensearch", _opensearch), ("servers agree", _pairing)]),
-}
+#: The store checks by name; each backend names its own (:attr:`lit3r.backends.Backend.doctor_checks`).
+STORE_CHECKS: dict[str, Callable[[Settings], str]] = {
+    "corpus": _corpus, "index": _index, "neo4j": _neo4j, "opensearch": _opensearch, "servers agree": _pairing}
 
 
 def run_checks(settings: Settings) -> list[dict[str, Any]]:
-    """Checks, in order: packages, the backend's stores (:data:`BACKEND_CHECKS`), chunk encoder,
+    """Checks, in order: packages, the backend's stores (its ``doctor_checks``, :data:`STORE_CHECKS`), chunk encoder,
     reranker, backend, LLM. Returns ``[{"name", "ok", "detail"}]``, secrets masked in every
     detail; never raises."""
-    before, after = BACKEND_CHECKS[settings.backend]
+    before, after = ([(name, STORE_CHECKS[name]) for name in names] for names in backend_of(settings).doctor_checks)
     checks = [("packages", _packages), *before, ("chunk encoder", _encoder), ("reranker", _reranker), *after]
     secrets = secret_values(settings)
     done: list[dict[str, Any]] = []

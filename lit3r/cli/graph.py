@@ -3,7 +3,7 @@ backends (the embedded SQLite store and Neo4j; :mod:`graph.explore` holds the qu
 
 Each command prints readable tables (values wrap, never cut), or ``--json`` (the
 :mod:`graph.explore` shapes); the drawing commands also take ``--png FILE`` / ``--html FILE``
-(:mod:`lit3r.draw`). More subcommands join the :func:`graph` group with ``@graph.command()``
+(:mod:`lit3r.present.draw`). More subcommands join the :func:`graph` group with ``@graph.command()``
 (or ``graph.add_command``), using :func:`open_graph_store` and :func:`emit`.
 """
 
@@ -75,7 +75,7 @@ def emit(result: Any, as_json: bool, show: Callable[[], None], draw: Optional[Ca
          tables: Sequence[tuple[str, list[dict]]] = (), line: bool = False) -> None:
     """Print ``result`` as JSON or by ``show()``; write the drawing of ``draw()`` (a networkx
     graph) into ``png`` / ``html`` (with ``tables``), naming the files on stderr."""
-    from lit3r import draw as drawing
+    from lit3r.present import draw as drawing
 
     if as_json:
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))
@@ -139,7 +139,7 @@ def neighbourhood_cmd(ctx: click.Context, paper: str, limit: int, min_shared: in
     """The citation neighbourhood of PAPER: corpus papers it cites and that cite it, its most
     coupled and most similar papers."""
     from graph import explore
-    from lit3r.draw import neighbourhood_graph
+    from lit3r.present.draw import neighbourhood_graph
 
     with open_graph_store(ctx) as store:
         r = explore.neighbourhood(store, paper, limit, min_shared)
@@ -166,7 +166,7 @@ def coupling_cmd(ctx: click.Context, paper: str, limit: int, min_shared: int, as
     """Papers bibliographically coupled to PAPER (by Jaccard of the cited-work sets), with the
     works both cite."""
     from graph import explore
-    from lit3r.draw import neighbourhood_graph
+    from lit3r.present.draw import neighbourhood_graph
 
     with open_graph_store(ctx) as store:
         r = explore.coupling(store, paper, min_shared, limit)
@@ -189,7 +189,7 @@ def similar_cmd(ctx: click.Context, paper: str, limit: int, as_json: bool, png: 
                 html: Optional[Path]) -> None:
     """The papers most similar to PAPER (SIMILAR_TO: paper-embedding cosine), best first."""
     from graph import explore
-    from lit3r.draw import neighbourhood_graph
+    from lit3r.present.draw import neighbourhood_graph
 
     with open_graph_store(ctx) as store:
         r = explore.similar(store, paper, limit)
@@ -214,7 +214,7 @@ def path_cmd(ctx: click.Context, from_paper: str, to_paper: str, max_hops: int, 
     """A shortest citation path from FROM to TO: CITES edges in either direction, through the
     papers and works in between (of several, the first by node ids)."""
     from graph import explore
-    from lit3r.draw import path_graph
+    from lit3r.present.draw import path_graph
 
     with open_graph_store(ctx) as store:
         r = explore.citation_path(store, from_paper, to_paper, max_hops)

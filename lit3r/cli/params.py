@@ -11,6 +11,7 @@ from typing import Any, Optional
 import click
 
 from graph.errors import one_line_message, shown_id
+from lit3r.llm.providers import NAMES as PROVIDER_NAMES
 
 #: click >= 8.2 raises this for a group run without a command: it prints the group's help.
 _NO_ARGS_IS_HELP: tuple[type, ...] = tuple(
@@ -167,3 +168,5 @@ OPTION = OptionType()
 PAPER_IDS = PaperIdsType()
 TABLE_SCHEMA = TableSchemaType()
 CYPHER_PARAM = CypherParamType()
+#: ``--llm`` of ``lit3r ask`` and ``lit3r run``: the provider registry's names (:data:`lit3r.llm.providers.PROVIDERS`).
+LLM_CHOICE = click.Choice(list(PROVIDER_NAMES))

@@ -1,5 +1,5 @@
 """What the ``lit3r`` commands print: tables, answers, configuration (as TOML; secrets are masked
-before it, by :mod:`lit3r.redact`)."""
+before it, by :mod:`lit3r.present.redact`)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import click
 
 from lit3r.littraceqa.format import describe
 
-if TYPE_CHECKING:  # lit3r.show loads PyMuPDF: only `ask --show` needs it
+if TYPE_CHECKING:  # lit3r.present.show loads PyMuPDF: only `ask --show` needs it
     from graph.records import Paper
     from lit3r.pipeline.engine import AskResult  # loaded by `ask` itself: a usage error is said before it loads
-    from lit3r.show import ShowReport
+    from lit3r.present.show import ShowReport
 
 
 def print_table(rows: list[dict]) -> None:
@@ -70,7 +70,7 @@ def print_answer(result: AskResult, heads: dict[str, Paper], top: int, options: 
     """The readable answer of ``lit3r ask``: answers, supporting papers, evidence, candidates,
     notes, timings and LLM usage. ``heads``: the papers of the answer and the first ``top``
     candidates; ``clean``: applied to each note (which can quote a server's error), e.g.
-    :func:`lit3r.redact.redact`."""
+    :func:`lit3r.present.redact.redact`."""
     read, answer = result.read, result.submission()["answer"]
     if not read.papers and read.freeform:  # the reader abstained: the corpus does not support an answer
         click.echo(read.freeform)  # one line; why it abstained is in --json (notes)

@@ -1,10 +1,10 @@
 """``lit3r trace`` (store, list, delete and query evidence traces as a graph) and
 ``lit3r graph trace QUERY_ID``; :func:`store_or_warn` is what ``lit3r ask`` and ``lit3r run`` call
-(storing and reading traces is :mod:`lit3r.trace_graph`, which ``lit3r mcp`` shares).
+(storing and reading traces is :mod:`lit3r.traces.trace_graph`, which ``lit3r mcp`` shares).
 
 The traces go to the configured backend's trace store (:func:`lit3r.factory.trace_store`:
 ``traces.sqlite`` in the data folder on the embedded backend, the Neo4j database next to the
-corpus on the servers backend); the graph is built once, by :func:`lit3r.trace_graph.trace_graph`.
+corpus on the servers backend); the graph is built once, by :func:`lit3r.traces.trace_graph.trace_graph`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import click
 
 from lit3r.cli.tables import echo_table
 from lit3r.errors import SHOWN_ID_CHARS, shown_id
-from lit3r.trace_graph import store_traces, trace_view
+from lit3r.traces.trace_graph import store_traces, trace_view
 
 
 @contextlib.contextmanager
@@ -65,7 +65,7 @@ def load_cmd(ctx: click.Context, traces_file: Path, run: Optional[str], as_json:
     """Store the traces of an earlier batch (OUT.traces.jsonl of `lit3r run`) as a graph,
     replacing earlier traces of the same run and query ids."""
     from lit3r.cli import _settings
-    from lit3r.trace_graph import read_trace_lines, run_name
+    from lit3r.traces.trace_graph import read_trace_lines, run_name
 
     lines, failed = read_trace_lines(traces_file)
     if not lines:
@@ -190,7 +190,7 @@ def graph_trace(ctx: click.Context, query_id: str, run: Optional[str], as_json: 
     with their ranks and Relate sources, the answer and its evidence path; --png / --html draw
     the Question, its candidates and the answer's evidence chunks."""
     from lit3r.cli.graph import emit
-    from lit3r.draw import trace_graph as drawn
+    from lit3r.present.draw import trace_graph as drawn
 
     with open_trace_store(ctx) as store:
         view = trace_view(store, query_id, run)

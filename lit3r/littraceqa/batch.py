@@ -29,8 +29,8 @@ from graph.progress import Reporter
 from lit3r.errors import InputError
 from lit3r.littraceqa.inputs import scan_inputs
 from lit3r.littraceqa.jsonl import jsonl_lines, read_capped
-from lit3r.redact import redact, redact_data, secret_values
-from lit3r.server_errors import server_message
+from lit3r.present.redact import redact, redact_data, secret_values
+from lit3r.present.server_errors import server_message
 
 
 @dataclass

@@ -11,7 +11,7 @@ the question's budget (``llm.retry_budget_s``) lasts; an endpoint that keeps fai
 giving the same non-retryable error, is not called again in the run
 (:class:`lit3r.llm.faults.Breaker`); a question's LLM calls end at ``llm.question_deadline_s``
 (each request's own deadline is the provider's, never past the question's: :func:`deadline_left`).
-Every reply's text is redacted (:func:`lit3r.redact.redact`) before it is parsed, shown, traced or
+Every reply's text is redacted (:func:`lit3r.present.redact.redact`) before it is parsed, shown, traced or
 cached: a server that echoes the key cannot put it in an answer. A prompt over the context is
 shrunk once, a reply cut at ``max_tokens`` is asked again once with more, malformed JSON is repaired
 once; then :class:`LLMError` (``kind``: the fault class; callers catch it and fall back). Answers
@@ -39,7 +39,7 @@ from lit3r.errors import ContextOverflow, FatalLLMError, LLMError, TransientLLME
 from lit3r.llm.cache import read_entry
 from lit3r.llm.faults import Breaker, backoff_wait
 from lit3r.llm.fit import shrink_messages
-from lit3r.redact import logger, redact
+from lit3r.present.redact import logger, redact
 
 __all__ = ["Chat", "Reply", "Usage", "StructuredLLM", "LLMError", "TransientLLMError", "track_usage", "in_context",
            "parse_json", "first_line", "deadline_left"]

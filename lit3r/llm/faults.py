@@ -20,7 +20,7 @@ reads the token counts out of an overflow message; :func:`backoff_wait` is the j
 :class:`Breaker` opens after ``llm.breaker_failures`` consecutive failed attempts (transient or
 fatal: a server that answers every request with the same 400 or 404 is not asked again question
 after question; one auth or quota error opens it at once) and stays open for the rest of the run.
-Every message carries the server's words through :func:`lit3r.redact.redact` (a server may echo
+Every message carries the server's words through :func:`lit3r.present.redact.redact` (a server may echo
 the key), and names the key only as ``sk-...abcd``.
 """
 
@@ -33,7 +33,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Callable, Optional
 
 from lit3r.errors import ContextOverflow, FatalLLMError, LLMError, TransientLLMError
-from lit3r.redact import key_mask, redact
+from lit3r.present.redact import key_mask, redact
 
 #: fault kinds that are retried
 TRANSIENT = ("rate_limit", "server", "timeout", "connection")
@@ -50,7 +50,7 @@ _OVERFLOW_FIX = ("raise llm.n_ctx (or the server's context size) or send less te
 
 
 def one_line(text: object, limit: int = 200) -> str:
-    """``text`` as one line of at most ``limit`` characters, secrets masked (:func:`lit3r.redact.redact`)."""
+    """``text`` as one line of at most ``limit`` characters, secrets masked (:func:`lit3r.present.redact.redact`)."""
     return redact(" ".join(str(text).split()))[:limit]
 
 
@@ -113,7 +113,7 @@ def _body_text(exc: Any) -> str:
 def classify_openai(exc: Exception, name: str, timeout: float, key: Optional[str] = None) -> LLMError:
     """The :class:`LLMError` an ``openai`` exception means (module docstring); ``name``: the
     model's name, ``timeout``: ``llm.timeout`` and ``key``: the API key sent (shown only as
-    :func:`lit3r.redact.key_mask`), for the message."""
+    :func:`lit3r.present.redact.key_mask`), for the message."""
     import openai
 
     if isinstance(exc, openai.APITimeoutError):  # before APIConnectionError, its parent

@@ -9,22 +9,27 @@ Providers (``settings.llm.provider``, or ``--llm`` on the CLI):
 - ``none``: no LLM (the pipeline keeps its LLM-free behaviour).
 
 :data:`PROVIDERS` maps each name to a function ``LLMSettings -> Chat | None``; a new provider is
-one entry there (the factory never branches on the name).
+one entry there: the settings' choices (``llm.provider``), ``--llm`` of ``lit3r ask`` / ``lit3r run``
+and the MCP ``ask`` tool's ``llm`` are its keys, and the factory never branches on the name. This
+module imports :mod:`lit3r.config` for type checking only (the settings import it).
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from lit3r.config import LLMSettings
 from lit3r.errors import FatalLLMError, LLMError, TransientLLMError
 from lit3r.llm.client import Chat, Reply, deadline_left, first_line
 from lit3r.llm.faults import classify_openai, one_line, overflow_from_text
 from lit3r.llm.wire import reply_of
-from lit3r.redact import remember
+from lit3r.present.redact import remember
+
+if TYPE_CHECKING:  # lit3r.config takes the provider names from PROVIDERS
+    from lit3r.config import LLMSettings
 
 
 class OpenAIChat:
@@ -41,7 +46,7 @@ class OpenAIChat:
     a whole request may take, connect to last byte (``llm.request_deadline_s``; a server that
     sends its reply a byte at a time resets the read timeout with each byte, not this), or less
     when the question's deadline is nearer (:func:`lit3r.llm.client.deadline_left`). The key is
-    remembered as a secret (:func:`lit3r.redact.remember`): no message or file shows it.
+    remembered as a secret (:func:`lit3r.present.redact.remember`): no message or file shows it.
     """
 
     concurrent = True  # HTTP calls may run in parallel
@@ -258,9 +263,30 @@ def _local(cfg: LLMSettings) -> Chat:
     return LlamaCppChat(cfg.model_path, n_ctx=cfg.n_ctx, threads=cfg.threads)
 
 
-#: provider name -> the Chat it builds from ``settings.llm`` (None: no LLM).
-PROVIDERS: dict[str, Callable[[LLMSettings], Optional[Chat]]] = {
-    "none": lambda cfg: None,
-    "local": _local,
-    "openai": _openai,
+@dataclass(frozen=True)
+class Provider:
+    """One LLM provider: ``build(settings.llm)`` gives its Chat (None: no LLM); ``description``
+    is its part of the settings' description of ``llm.provider``. Called as ``build``."""
+
+    build: Callable[["LLMSettings"], Optional[Chat]]
+    description: str
+
+    def __call__(self, cfg: "LLMSettings") -> Optional[Chat]:
+        return self.build(cfg)
+
+
+#: provider name -> the :class:`Provider` that builds its Chat from ``settings.llm``; the first is the default.
+PROVIDERS: dict[str, Provider] = {
+    "none": Provider(lambda cfg: None, "none"),
+    "local": Provider(_local, "local (llama.cpp in process)"),
+    "openai": Provider(_openai, "openai (any compatible endpoint)"),
 }
+
+#: The provider names, in registry order (the settings' choices, ``--llm``, the MCP tool's ``llm``).
+NAMES: tuple[str, ...] = tuple(PROVIDERS)
+
+
+def choices_description() -> str:
+    """The settings' description of ``llm.provider``: "none, local (...) or openai (...)"."""
+    parts = [p.description for p in PROVIDERS.values()]
+    return ", ".join(parts[:-1]) + " or " + parts[-1] if len(parts) > 1 else parts[0]

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lit3r.errors import FatalLLMError, LLMError, LLMRefusal
 from lit3r.llm.faults import one_line
-from lit3r.redact import redact
+from lit3r.present.redact import redact
 
 __all__ = ["Completion", "reply_of", "MALFORMED_FIX"]
 

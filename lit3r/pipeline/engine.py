@@ -85,7 +85,7 @@ class AskResult:
         (with their pooled chunks ``[[chunk_id, score]]``, best first), verifier reports, pool
         sizes, Ranking A ``[[paper_id, score]]``, Ranking B and its per-source lists, the seeds, the submission line (``answer``) and the chunk ids behind
         its evidence items (``evidence_chunks``), LLM calls and tokens, the LLM profile, timings:
-        what :func:`lit3r.trace_graph.trace_graph` turns into the evidence-trace graph."""
+        what :func:`lit3r.traces.trace_graph.trace_graph` turns into the evidence-trace graph."""
         return {
             "answered_by": self.answered_by(),
             "degraded": self.degraded(),

@@ -47,6 +47,7 @@ from lit3r.llm.bounds import ID_CHARS, LABEL_CHARS, Label, cut, items, text
 from lit3r.llm.client import StructuredLLM, in_context
 from lit3r.llm.faults import one_line
 from lit3r.llm.labels import Resolver
+from lit3r.present.redact import logger
 from lit3r.prompts import echoes_example, render
 from lit3r.read.base import ReadRequest, ReadResult
 from lit3r.read.extractive import ExtractiveReader
@@ -59,7 +60,6 @@ from lit3r.read.llm_answers import (
     option_match,
     stated,
 )
-from lit3r.redact import logger
 
 
 def _all_required(schema: dict[str, Any]) -> None:

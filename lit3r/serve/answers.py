@@ -2,9 +2,9 @@
 ``trace`` (a stored evidence trace, as ``lit3r graph trace``).
 
 ``ask`` stores each answer's evidence trace in the configured trace store under the server's
-run (``mcp-<start time>``) and query id ``q1``, ``q2``, ... (:func:`lit3r.trace_graph.store_traces`,
+run (``mcp-<start time>``) and query id ``q1``, ``q2``, ... (:func:`lit3r.traces.trace_graph.store_traces`,
 secrets masked first); the result names them, and ``trace`` reads them back
-(:func:`lit3r.trace_graph.trace_view`). A trace store that cannot be written (a read-only home)
+(:func:`lit3r.traces.trace_graph.trace_view`). A trace store that cannot be written (a read-only home)
 costs the answer nothing: the result says why in ``trace_note``.
 """
 
@@ -16,10 +16,10 @@ from graph import explore
 from graph.sqlite import Error as SQLiteError
 from lit3r.errors import Lit3rError
 from lit3r.littraceqa.format import evidence_chunks
-from lit3r.redact import redact_data
+from lit3r.present.redact import redact_data
+from lit3r.present.server_errors import server_errors
 from lit3r.serve.corpus import locator
 from lit3r.serve.errors import echoed, error_line
-from lit3r.server_errors import server_errors
 
 if TYPE_CHECKING:
     from lit3r.serve.session import Session
@@ -73,7 +73,7 @@ def _cut_echo(line: dict[str, Any], question: str) -> dict[str, Any]:
 
 
 def _store(session: "Session", engine: Any, result: Any) -> tuple[Optional[dict], Optional[str]]:
-    from lit3r.trace_graph import store_traces, trace_line
+    from lit3r.traces.trace_graph import store_traces, trace_line
 
     line = redact_data(trace_line(result), session.secrets)
     errors: tuple[type[BaseException], ...] = (Lit3rError, OSError, SQLiteError, *server_errors())
@@ -91,7 +91,7 @@ def trace(session: "Session", query_id: str, run: Optional[str] = None) -> dict[
     wherever it is repeated.
     Raises UnknownIdError for a question no trace holds."""
     from lit3r.factory import trace_store
-    from lit3r.trace_graph import trace_view
+    from lit3r.traces.trace_graph import trace_view
 
     store = trace_store(session.settings, session.graph())
     try:

@@ -2,7 +2,7 @@
 MCP tool error (``isError``), never a crash of the server.
 
 The lines are those of the CLI (:class:`lit3r.errors.Lit3rError` messages, the drivers' lines of
-:mod:`lit3r.server_errors`, a damaged or unreadable index), with the CLI's hints for finding ids
+:mod:`lit3r.present.server_errors`, a damaged or unreadable index), with the CLI's hints for finding ids
 replaced by the tool or resource that finds them. An error Lit3R does not expect is one line
 naming its class, marked as a bug, and the server goes on answering.
 """
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 from graph.errors import first_unreadable, one_line_message
 from graph.sqlite import DatabaseError
 from lit3r.errors import Lit3rError, PermissionDenied, UnknownIdError, clean_line, shown_id
-from lit3r.redact import redact
-from lit3r.server_errors import server_errors, server_message
+from lit3r.present.redact import redact
+from lit3r.present.server_errors import server_errors, server_message
 
 if TYPE_CHECKING:
     from lit3r.config import Settings

@@ -1,6 +1,6 @@
 """The graph tools of ``lit3r mcp``: ``citations`` (what ``lit3r graph`` shows, on both backends:
 :mod:`graph.explore`) and ``cypher`` (read-only Cypher on Neo4j, under the guard of ``lit3r
-cypher``: :mod:`lit3r.cypher_run`; never a write).
+cypher``: :mod:`lit3r.backends.cypher_run`; never a write).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING, Any, Optional
 
 from graph import explore
-from lit3r.cypher_run import NEEDS_NEO4J, resolve, run_cypher, runs_cypher
+from lit3r.backends.cypher_run import NEEDS_NEO4J, resolve, run_cypher, runs_cypher
 from lit3r.errors import CypherFailed, CypherRefused
 from lit3r.serve.errors import echoed
 

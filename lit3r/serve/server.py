@@ -6,7 +6,7 @@ Each tool's arguments are typed (pydantic), so the SDK refuses a malformed argum
 error naming the field before the tool runs. A tool runs under the session's lock after the
 stores are refreshed (:meth:`Session.refresh`); whatever it raises becomes an MCP tool error
 (``isError``) with the one line of :func:`lit3r.serve.errors.error_line`, and every result
-passes :func:`lit3r.redact.redact_data`, so no secret of the settings or the environment leaves
+passes :func:`lit3r.present.redact.redact_data`, so no secret of the settings or the environment leaves
 the server.
 """
 
@@ -24,13 +24,14 @@ from pydantic import Field
 
 from lit3r.errors import UnknownIdError
 from lit3r.littraceqa.inputs import Column
-from lit3r.redact import redact_data
+from lit3r.llm.providers import NAMES as PROVIDER_NAMES
+from lit3r.present.redact import redact_data
 from lit3r.serve import answers, corpus, graphs
 from lit3r.serve.errors import error_line
 from lit3r.serve.session import Session
 
 #: The LLM providers of the ``ask`` tool (the keys of :data:`lit3r.llm.providers.PROVIDERS`).
-LLMName = Literal["none", "local", "openai"]
+LLMName = Literal[PROVIDER_NAMES]  # type: ignore[valid-type]
 #: The relations of the ``citations`` tool (:data:`lit3r.serve.graphs.RELATIONS`).
 Relation = Literal["cited", "citing", "coupling", "similar"]
 
@@ -195,7 +196,7 @@ async def _one_line_errors(ctx: Any, call_next: Callable[[Any], Any]) -> Any:
 
 
 def _cypher_description() -> str:
-    from lit3r.cypher_run import statement_list
+    from lit3r.backends.cypher_run import statement_list
 
     named = [f"{r['name']}({r['parameters']})".replace("(-)", "()") for r in statement_list()
              if r["name"].startswith(("explore_", "guide_", "relate_"))]

@@ -17,8 +17,9 @@ import threading
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Optional
 
+from lit3r.backends import backend_of
 from lit3r.config import Settings
-from lit3r.redact import secret_values
+from lit3r.present.redact import secret_values
 
 if TYPE_CHECKING:
     from graph.neo4j_store import Neo4jGraphStore
@@ -32,7 +33,7 @@ CONNECT_TIMEOUT = 4.0
 def manifest_stamp(settings: Settings) -> Optional[tuple[int, int, int]]:
     """``(inode, mtime_ns, size)`` of the embedded index manifest; None on the servers backend
     (the servers are read live) or when there is no manifest."""
-    if settings.backend != "embedded":
+    if backend_of(settings).reads_live:
         return None
     try:
         st = (settings.index_dir / "manifest.json").stat()
@@ -110,10 +111,10 @@ class Session:
         return self._graph
 
     def neo4j(self) -> "Neo4jGraphStore":
-        """The Neo4j store Cypher runs on, reached once (:func:`lit3r.cypher_run.connect`:
+        """The Neo4j store Cypher runs on, reached once (:func:`lit3r.backends.cypher_run.connect`:
         CypherFailed with the fix on the embedded backend or when Neo4j is down)."""
         if self._neo4j is None:
-            from lit3r.cypher_run import connect
+            from lit3r.backends.cypher_run import connect
 
             self._neo4j = connect(self.settings)
         return self._neo4j

@@ -5,7 +5,7 @@ store (:class:`graph.trace.EmbeddedTraceStore`) and Neo4j on a real server
 Each implementation class provides ``make_store(papers, chunks, refs, neighbours)``: a trace
 store over a corpus holding these records (the hand-made corpus of
 :mod:`tests.contract.corpus`). The traces are hand-made trace lines turned into graphs by the one
-builder, :func:`lit3r.trace_graph.trace_graph`; every expected row is written out here from the
+builder, :func:`lit3r.traces.trace_graph.trace_graph`; every expected row is written out here from the
 lines and the records, not from either store.
 """
 
@@ -16,7 +16,7 @@ from collections import defaultdict
 import pytest
 
 from graph.errors import UnknownIdError
-from lit3r.trace_graph import trace_graph
+from lit3r.traces.trace_graph import trace_graph
 from tests.contract.corpus import OnNeo4j
 
 RUN1, RUN2 = "first", "second"

@@ -82,7 +82,7 @@ def subset_records(subset_home):
 
 def move_corpus(neo) -> None:
     """Let the Neo4j corpus be loaded with another OpenSearch index prefix next (what
-    ``lit3r.servers.MOVE_HINT`` tells users to run)."""
+    ``lit3r.backends.servers.MOVE_HINT`` tells users to run)."""
     from graph.neo4j_store import Neo4jGraphStore, connect
 
     store = Neo4jGraphStore(connect(neo.uri))

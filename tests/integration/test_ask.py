@@ -8,10 +8,10 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from lit3r.build import build_stores
 from lit3r.cli import main
 from lit3r.config import load_settings
 from lit3r.errors import BadQuestion
+from lit3r.index.build import build_stores
 from lit3r.pipeline.engine import Engine
 from tests.conftest import CORPUS
 

@@ -15,10 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from graph.embedded import EmbeddedGraphStore
-from lit3r.build import build_stores
 from lit3r.cli import main
 from lit3r.config import load_settings
 from lit3r.errors import ServersMismatch
+from lit3r.index.build import build_stores
 from lit3r.littraceqa.metrics import recall_at_k
 from lit3r.pipeline.engine import Engine
 from tests.conftest import CORPUS
@@ -187,7 +187,7 @@ def _expected(settings):
 KILLED_LOAD = r"""
 import sys
 from lit3r.config import load_settings
-from lit3r.servers import sync_servers
+from lit3r.index.load import sync_servers
 settings = load_settings(home=sys.argv[1])
 sync_servers(settings, batch_chunks=100, on_batch=lambda done, total: print("batch", done, total, flush=True))
 print("finished", flush=True)
@@ -202,7 +202,7 @@ def test_a_load_killed_with_sigkill_finishes_on_the_next_run(both, servers, tmp_
     import subprocess
     import sys
 
-    from lit3r.servers import sync_servers
+    from lit3r.index.load import sync_servers
     from tests.conftest import ROOT
 
     _, srv = both

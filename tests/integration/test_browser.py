@@ -44,7 +44,7 @@ SHOT_LIMIT = 300_000
 def neo_with_trace(servers, tmp_path_factory):
     """``(neo4j server, env of the servers backend)``: PAPERS ingested with their metadata (the
     model-free hashing encoder), loaded into the test servers, and one `lit3r ask` trace stored."""
-    from lit3r.build import build_stores
+    from lit3r.index.build import build_stores
     from tests.integration.conftest import server_settings
 
     pdfs, home = tmp_path_factory.mktemp("browser-pdfs"), tmp_path_factory.mktemp("browser-home")

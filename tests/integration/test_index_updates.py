@@ -21,8 +21,8 @@ from graph.errors import NotBuiltError
 from graph.search.embedded import DB_NAME, EmbeddedSearchIndex
 from graph.search.tokenize import tokenize
 from ingest.corpus import ingest_corpus
-from lit3r.build import build_stores
 from lit3r.config import Settings
+from lit3r.index.build import build_stores
 from lit3r.models import HashingEncoder
 from tests.conftest import CORPUS, ROOT
 
@@ -122,7 +122,7 @@ def test_updated_in_place_equals_built_from_scratch(corpus, tmp_path):
 #: A build killed with SIGKILL in its third encoder call (the second batch), after one batch committed.
 KILLED_BUILD = r"""
 import os, signal, sys
-from lit3r.build import build_stores
+from lit3r.index.build import build_stores
 from lit3r.config import Settings
 from lit3r.models import HashingEncoder
 
@@ -231,13 +231,13 @@ def test_papers_staged_by_a_killed_build_and_gone_since_are_not_published(corpus
 def test_a_second_build_of_the_same_home_fails_at_once(corpus, tmp_path):
     import fcntl
 
-    from lit3r.build import BuildLocked
+    from lit3r.errors import Locked
 
     home = tmp_path / "home"
     _write(home, corpus, {"1706.03762"})
     with open(home / ".build.lock", "a+") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        with pytest.raises(BuildLocked, match="another build .* is running"):
+        with pytest.raises(Locked, match="another build .* is running"):
             build_stores(_settings(home))
     assert not build_stores(_settings(home)).skipped  # the lock is free again
 

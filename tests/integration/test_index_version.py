@@ -12,7 +12,7 @@ import sys
 
 from ingest.stamp import read_version
 from lit3r.config import Settings
-from lit3r.index_state import stale_index_message
+from lit3r.index.state import stale_index_message
 from tests.conftest import CORPUS, ROOT
 from tests.integration.test_index_updates import KILLED_BUILD, PAPERS
 

@@ -323,7 +323,7 @@ def test_a_home_built_again_is_seen_without_a_restart(hashing_home, tmp_path):
 def neo4j_home(hashing_home, servers, tmp_path_factory):
     """``(home, env)``: a copy of the two-paper hashing home loaded into the session's Neo4j and
     OpenSearch, and the environment that points `lit3r` at them (the servers backend)."""
-    from lit3r.build import build_stores
+    from lit3r.index.build import build_stores
 
     home = tmp_path_factory.mktemp("mcp-servers") / "home"
     shutil.copytree(hashing_home, home)

@@ -89,8 +89,8 @@ def _free_port() -> int:
 
 
 def test_a_closed_port_gives_one_line_within_the_budget():
+    from lit3r.encoders.remote_models import RemoteEncoder
     from lit3r.errors import ModelError
-    from lit3r.remote_models import RemoteEncoder
 
     url = f"http://127.0.0.1:{_free_port()}"
     t = time.monotonic()
@@ -122,8 +122,8 @@ class _Flaky(http.server.BaseHTTPRequestHandler):
 
 
 def test_transient_errors_are_retried_and_auth_fails_at_once():
+    from lit3r.encoders.remote_models import RemoteEncoder
     from lit3r.errors import ModelError
-    from lit3r.remote_models import RemoteEncoder
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Flaky)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -1,4 +1,4 @@
-"""A data folder remembers how it was built (lit3r/recipe.py): a later `lit3r ingest` of the same
+"""A data folder remembers how it was built (lit3r/index/recipe.py): a later `lit3r ingest` of the same
 folder without --metadata keeps the metadata records and parser settings, says so in one line,
 and re-parses and re-encodes nothing; authors read from a PDF come without affiliation marks."""
 

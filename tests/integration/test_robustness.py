@@ -220,7 +220,7 @@ def test_kill_9_of_an_ingest_during_its_build(subset_home, tmp_path):
     record files are whole; the same ingest again brings the index up to date."""
     from ingest.stamp import read_version
     from lit3r.config import Settings
-    from lit3r.index_state import stale_index_message
+    from lit3r.index.state import stale_index_message
 
     home = tmp_path / "home"
     shutil.copytree(subset_home, home)
@@ -451,7 +451,7 @@ def dedicated(hashing_home, servers, tmp_path_factory):
     copy of the two-paper hashing home loaded under PREFIX (seconds to load):
     ``{"neo", "osr", "home", "work"}``; "neo" is replaced when a case restarts it. Everything is
     stopped and the indices deleted at the end."""
-    from lit3r.build import build_stores
+    from lit3r.index.build import build_stores
     from tests.servers import neo4j_server
 
     work = tmp_path_factory.mktemp("robust-servers")
@@ -501,7 +501,7 @@ def test_neo4j_killed_mid_run_then_restarted_and_the_run_resumed(dedicated, tmp_
     the run stops with the one-line server message and exit 1, the lines answered before are kept;
     once the server runs again (a new one, loaded by the next ingest's server sync) the same
     command answers the rest, each question once."""
-    from lit3r.build import build_stores
+    from lit3r.index.build import build_stores
     from tests.servers import neo4j_server
 
     home, osr = dedicated["home"], dedicated["osr"]

@@ -23,8 +23,9 @@ from typing import Optional
 import pytest
 
 from graph.search.tokenize import MAX_QUERY_TERMS, cap_terms, tokenize
-from lit3r.build import build_stores
-from lit3r.ingest_lock import IngestLocked, servers_lease
+from lit3r.errors import Locked
+from lit3r.index.build import build_stores
+from lit3r.index.lock import servers_lease
 from tests.conftest import CORPUS, ROOT
 from tests.integration.conftest import move_corpus, server_settings
 
@@ -283,6 +284,6 @@ def test_a_second_ingest_into_the_same_home_stops_with_a_message(tmp_path):
 def test_a_second_load_into_the_same_servers_stops_with_a_message(loaded, tmp_path):
     home, settings = loaded
     with servers_lease(settings, tmp_path):  # another data folder loading these servers
-        with pytest.raises(IngestLocked, match="another ingest is loading Neo4j"):
+        with pytest.raises(Locked, match="another ingest is loading Neo4j"):
             build_stores(settings)
     build_stores(settings)  # released: the next load runs

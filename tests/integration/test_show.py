@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from lit3r.cli import main
-from lit3r.show import CELL_OUTLINE, OUTLINE, OUTLINE_PX, Answer, show_evidence
+from lit3r.present.show import CELL_OUTLINE, OUTLINE, OUTLINE_PX, Answer, show_evidence
 from tests.conftest import CORPUS
 
 PAPER = "1706.03762"

@@ -23,9 +23,9 @@ from graph.cypher import statement
 from graph.embedded import EmbeddedGraphStore
 from graph.neo4j_store import Neo4jGraphStore, connect
 from graph.search.embedded import DB_NAME
-from lit3r.build import build_stores
 from lit3r.cli import main
 from lit3r.cli.browser import guide_queries
+from lit3r.index.build import build_stores
 from lit3r.littraceqa.format import evidence_item, evidence_key
 from tests.conftest import ROOT
 from tests.integration.conftest import move_corpus, server_settings

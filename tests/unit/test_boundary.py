@@ -167,7 +167,7 @@ def test_the_neo4j_stores_raise_a_driver_error_as_a_server_fault_with_the_same_l
 
     from graph.errors import BackendUnavailable, Lit3rError, ServerFault
     from lit3r import factory
-    from lit3r.server_errors import server_message
+    from lit3r.present.server_errors import server_message
 
     n = closed.neo4j
     driver = neo4j.GraphDatabase.driver(n.uri, auth=(n.user, n.password or ""), connection_timeout=5)
@@ -201,7 +201,7 @@ def test_the_opensearch_index_raises_a_client_error_as_a_server_fault_with_the_s
     from graph.errors import ServerFault
     from graph.search.opensearch import make_client
     from lit3r import factory
-    from lit3r.server_errors import server_message
+    from lit3r.present.server_errors import server_message
 
     o = closed.opensearch
     client = make_client(o.urls)
@@ -241,7 +241,7 @@ def test_the_cli_says_a_store_s_server_fault_in_the_line_of_before(closed, tmp_p
 
     import neo4j
 
-    from lit3r.server_errors import server_message
+    from lit3r.present.server_errors import server_message
 
     n = closed.neo4j
     driver = neo4j.GraphDatabase.driver(n.uri, auth=(n.user, n.password or ""), connection_timeout=5)

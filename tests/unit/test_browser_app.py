@@ -10,8 +10,8 @@ import urllib.request
 
 import pytest
 
-from lit3r.browser_app import BrowserApp, BrowserAppMissing, fetch_jar
 from lit3r.cli.browser import make_server, open_url
+from lit3r.present.browser_app import BrowserApp, BrowserAppMissing, fetch_jar
 
 
 @pytest.fixture(scope="module")

@@ -3,8 +3,8 @@
 import pytest
 
 from lit3r.config import PACKAGED_MINILM, encoder_identity, load_settings
+from lit3r.encoders.remote_models import endpoint
 from lit3r.errors import ConfigError
-from lit3r.remote_models import endpoint
 
 
 def test_the_identity_names_the_backend_but_for_torch_and_hashing():
@@ -16,7 +16,7 @@ def test_the_identity_names_the_backend_but_for_torch_and_hashing():
 
 
 def test_an_index_format_from_before_backends_still_matches_torch(tmp_path):
-    from lit3r.build import _format
+    from lit3r.index.build import _format
 
     old = {"chunk_encoder": PACKAGED_MINILM, "paper_encoder": PACKAGED_MINILM, "paper_adapter": None,
            "reranker": "bi-encoder", "reranker_model": None, "device": "auto", "dtype": "auto", "batch_size": 64,

@@ -1,9 +1,9 @@
-"""The kept recipe of a data folder (lit3r/recipe.py): what a run takes from it and when it says so."""
+"""The kept recipe of a data folder (lit3r/index/recipe.py): what a run takes from it and when it says so."""
 
 from __future__ import annotations
 
 from ingest.parsers.pymupdf.front import _unmarked
-from lit3r.recipe import Recipe, keep, kept, settle
+from lit3r.index.recipe import Recipe, keep, kept, settle
 
 
 def test_a_folder_without_a_recipe_uses_the_run_and_says_nothing(tmp_path):

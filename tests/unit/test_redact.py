@@ -1,9 +1,9 @@
-"""Secrets masked in configuration dumps and in any text (lit3r/redact.py)."""
+"""Secrets masked in configuration dumps and in any text (lit3r/present/redact.py)."""
 
 from __future__ import annotations
 
 from lit3r.config import load_settings
-from lit3r.redact import masked, redact, redact_data, secret_values
+from lit3r.present.redact import masked, redact, redact_data, secret_values
 
 
 def _settings(monkeypatch, tmp_path):
@@ -41,7 +41,7 @@ def test_masked_dump_and_redacted_text(monkeypatch, tmp_path):
 
 
 def test_keys_are_masked_by_shape_and_by_value_wherever_they_come_from(monkeypatch):
-    from lit3r.redact import key_mask, remember
+    from lit3r.present.redact import key_mask, remember
 
     for name in [n for n in __import__("os").environ if n.endswith("API_KEY") or n.startswith("LIT3R_")]:
         monkeypatch.delenv(name)
@@ -64,7 +64,7 @@ def test_keys_are_masked_by_shape_and_by_value_wherever_they_come_from(monkeypat
 def test_the_lit3r_loggers_mask_what_they_log(caplog):
     import logging
 
-    from lit3r.redact import logger
+    from lit3r.present.redact import logger
 
     key = "sk-ant-api03-Zq8XwR4tY7uIo0pAs5dF6gH2jK9l"
     caplog.set_level(logging.WARNING)

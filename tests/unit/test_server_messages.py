@@ -12,7 +12,7 @@ from opensearchpy.exceptions import AuthenticationException, ConnectionError, Re
 
 from graph.search.tokenize import MAX_QUERY_TERMS, cap_terms
 from lit3r.config import load_settings
-from lit3r.server_errors import server_message
+from lit3r.present.server_errors import server_message
 
 
 def test_a_query_under_the_cap_is_unchanged():

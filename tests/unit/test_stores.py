@@ -8,7 +8,7 @@ from graph.records import Chunk, Paper, Reference, Source
 from graph.search.embedded import EmbeddedSearchIndex
 from graph.search.embedded_writer import build_index
 from graph.search.tokenize import tokenize
-from lit3r.build import top_k_neighbours
+from lit3r.index.neighbours import top_k_neighbours
 from lit3r.littraceqa.format import evidence_item, source_type
 from lit3r.read.scoring import ask_part, named_objects
 
@@ -87,7 +87,7 @@ def test_reader_question_parsing():
 
 
 def test_incremental_neighbours_equal_a_full_recompute():
-    from lit3r.build import update_neighbours
+    from lit3r.index.neighbours import update_neighbours
 
     rng = np.random.default_rng(7)
     ids = [f"p{i:03d}" for i in range(120)]

@@ -12,7 +12,7 @@ from graph.cypher import names, statement
 from graph.trace import EDGE_TYPES, LABELS
 from lit3r.cli.browser import asset, guide_queries, render_guide
 from lit3r.errors import InputError
-from lit3r.trace_graph import read_trace_lines, run_name, trace_graph
+from lit3r.traces.trace_graph import read_trace_lines, run_name, trace_graph
 
 TRACE = {
     "question": "Which method is linear?",
@@ -103,7 +103,7 @@ def test_malformed_traces_and_run_names_are_one_line_errors():
     import pytest
 
     from lit3r.errors import InputError
-    from lit3r.trace_graph import trace_graph
+    from lit3r.traces.trace_graph import trace_graph
 
     with pytest.raises(InputError, match="wrong shape"):
         trace_graph({"query_id": "q1", "trace": {k: None for k in (
@@ -120,7 +120,7 @@ def test_a_trace_is_drawn_with_its_candidates_and_evidence(tmp_path):
     the answer's evidence chunks under their papers; the PNG is written and not blank."""
     from matplotlib.image import imread
 
-    from lit3r.draw import trace_graph, write_png
+    from lit3r.present.draw import trace_graph, write_png
 
     view = {"question": {"query_id": "q1", "run": "r", "text": "How does ALiBi bias attention?",
                          "answer": {"papers": ["2108.12409"]}},

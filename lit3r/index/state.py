@@ -1,7 +1,7 @@
 """Whether the published index holds the corpus as last ingested (read by ``ask``, ``run``, ``doctor``).
 
 The corpus folder's ``corpus.json`` names the version of its record files (:mod:`ingest.stamp`);
-the index manifest names the version it was built from (:mod:`lit3r.build`). They differ when an
+the index manifest names the version it was built from (:mod:`lit3r.index.build`). They differ when an
 ingest ran with ``--no-build`` or its build was interrupted (the previous index still answers,
 published whole) or when the record files are being rewritten.
 """

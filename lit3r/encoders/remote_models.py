@@ -30,6 +30,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from lit3r.encoders.spec import normalise
 from lit3r.errors import ModelError
 
 #: HTTP statuses retried within the budget.
@@ -142,17 +143,16 @@ class RemoteEncoder:
     def encode(self, texts: list[str], *, progress: bool = False) -> np.ndarray:
         """float32 (len(texts), dim) unit rows, in order; requests of ``batch_size`` texts, at
         most ``concurrency`` at once. An empty list gives (0, dim)."""
-        from lit3r.models import _normalise
 
         texts = [t if t.strip() else " " for t in texts]  # some servers reject an empty input
         if not texts:
             return np.zeros((0, self.dim), np.float32)
         batches = [texts[i:i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         if len(batches) == 1:
-            return _normalise(self._batch(batches[0]))
+            return normalise(self._batch(batches[0]))
         with ThreadPoolExecutor(max_workers=min(self._client.concurrency, len(batches))) as pool:
             parts = list(pool.map(self._batch, batches))
-        return _normalise(np.concatenate(parts, axis=0))
+        return normalise(np.concatenate(parts, axis=0))
 
     def encode_queries(self, texts: list[str]) -> np.ndarray:
         """As :meth:`encode`, with ``query_prompt`` put before each text."""

@@ -8,7 +8,7 @@ Chunks record a page, not a box, so the region is found again on the page:
   squared difference over the page rendered at the same resolution); the PNG is that region
   with a margin of :data:`MARGIN_PT` points around it; where the answer names a row of the table
   (or states a number of it), that row is outlined in :data:`OUTLINE` and the cells it states in
-  :data:`CELL_OUTLINE` instead of the whole table (:mod:`lit3r.show_cells`);
+  :data:`CELL_OUTLINE` instead of the whole table (:mod:`lit3r.present.show_cells`);
 - otherwise the chunk's words are aligned with the page's words (difflib, runs of at least 3
   words; short chunks must match whole) and each text block they fall in is outlined on the
   whole page, every part of the chunk (a chunk may run on after a figure or a column);
@@ -39,7 +39,7 @@ from ingest.parsers.base import CROP_DPI
 from ingest.parsers.pymupdf.parser import open_pdf
 from lit3r.errors import InputError
 from lit3r.littraceqa.format import evidence_chunks, evidence_item, evidence_key  # noqa: F401 (re-exported)
-from lit3r.show_cells import find_cells
+from lit3r.present.show_cells import find_cells
 
 #: Resolution of the PNGs written, dots per inch.
 SHOW_DPI = 144
@@ -134,7 +134,7 @@ def show_evidence(chunks: Sequence[Chunk], papers: Mapping[str, Paper], corpus_d
     """Write one PNG per chunk into ``out_dir`` (see the module docstring); ``papers``: the
     chunks' papers (their PDF path and hash), ``corpus_dir``: the folder ``Chunk.image`` is
     relative to; ``answer``: what the answer states (a table chunk then outlines the row and cells
-    it names, :mod:`lit3r.show_cells`). Files of the same name are replaced."""
+    it names, :mod:`lit3r.present.show_cells`). Files of the same name are replaced."""
     report = ShowReport()
     by_paper: dict[str, list[Chunk]] = defaultdict(list)
     for c in chunks:

@@ -1,4 +1,4 @@
-"""The row and cells of a table answer on the PDF page (``lit3r ask --show``, :mod:`lit3r.show`).
+"""The row and cells of a table answer on the PDF page (``lit3r ask --show``, :mod:`lit3r.present.show`).
 
 A table chunk stores its text, not the boxes of its cells, so they are found again with
 PyMuPDF's words (``Page.get_text("words")``) inside the table's region on the page:

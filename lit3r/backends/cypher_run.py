@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graph.errors import ServerFault
+from lit3r.backends import backend_of
 from lit3r.errors import CypherFailed, clean_line
-from lit3r.server_errors import NO_DOCKER, server_errors, server_message, start_hint
+from lit3r.present.server_errors import NO_DOCKER, server_errors, server_message, start_hint
 
 if TYPE_CHECKING:
     from graph.neo4j_store import Neo4jGraphStore
@@ -46,8 +47,8 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def runs_cypher(settings: "Settings") -> bool:
-    """Whether the configured backend has a Neo4j store Cypher can run on."""
-    return "neo4j" in settings.backend
+    """Whether the configured backend has a Neo4j store Cypher can run on (its ``runs_cypher``)."""
+    return backend_of(settings).runs_cypher
 
 
 def unreachable(uri: str, exc: BaseException) -> str:

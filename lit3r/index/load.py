@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 
-from graph.cypher import statement
 from graph.progress import Reporter
+from lit3r.backends import backend_of
+from lit3r.backends.servers import check_pairing
 from lit3r.config import Settings
-from lit3r.errors import ServersMismatch
 
 #: Chunks per load batch (one Neo4j write and one OpenSearch bulk per batch).
 BATCH_CHUNKS = 5000
@@ -39,28 +39,12 @@ def _server_hash(graph_hash: str, chunk_hash: str, dim: int) -> str:
     return hashlib.sha256(f"{graph_hash}\0{chunk_hash}\0{dim}".encode()).hexdigest()
 
 
-#: How to point a Neo4j corpus at other indices (in messages and the README).
-MOVE_HINT = f"`lit3r cypher --write \"{statement('forget_corpus_marker')}\"` then `lit3r ingest PDF_DIR`"
-
-
-def check_pairing(graph, prefix: str, loading: bool = False) -> None:
-    """Raise :class:`ServersMismatch` when the Neo4j database's corpus was loaded with another
-    OpenSearch index prefix (one Neo4j database holds one corpus; its hashes say what the
-    indices of that prefix hold)."""
-    recorded = graph.corpus_prefix()
-    if recorded is None or recorded == prefix:
-        return
-    what = "loading it into" if loading else "reading it with"
-    raise ServersMismatch(
-        f"the Neo4j database holds the corpus indexed in OpenSearch as {recorded}-*, and {what} {prefix}-* would "
-        f"mix two corpora: set opensearch.index_prefix = \"{recorded}\", use another Neo4j database "
-        f"(neo4j.database), or move this corpus to {prefix}-* with {MOVE_HINT}")
-
-
 def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optional[int] = None,
                  on_batch=None) -> dict:
     """Make Neo4j and OpenSearch hold the corpus built in ``settings.index_dir`` (module
-    docstring). ``on_batch(done_papers, total_papers)`` is called after each committed batch.
+    docstring), writing through the backend's load targets (the writer seam,
+    :class:`lit3r.protocols.GraphLoadTarget` / :class:`~lit3r.protocols.SearchLoadTarget`).
+    ``on_batch(done_papers, total_papers)`` is called after each committed batch.
     Returns ``{"papers", "written", "deleted", "neighbours", "neo4j": {"nodes", "seconds",
     "nodes_per_s"}, "opensearch": {"docs", "seconds", "docs_per_s"}, "seconds"}``. Raises
     graph.errors.ServerFault (the driver's error as its ``cause``) when a server cannot be reached."""
@@ -68,13 +52,15 @@ def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optio
     from graph.neo4j_store import neighbours_hash
     from graph.search.embedded import DB_NAME, EmbeddedSearchIndex
     from graph.sqlite import Database
-    from lit3r.factory import neo4j_store, opensearch_index
 
     t0 = time.perf_counter()
     db = Database(settings.index_dir / DB_NAME, readonly=True)
     local_g = EmbeddedGraphStore.open(settings.index_dir / DB_NAME, db=db)
     local_s = EmbeddedSearchIndex.open(settings.index_dir, db=db)
-    graph, index = neo4j_store(settings), opensearch_index(settings)
+    load_targets = backend_of(settings).load_targets
+    if load_targets is None:
+        raise ValueError(f"the {settings.backend} backend's stores are the local build: nothing to load")
+    graph, index = load_targets(settings)
     o, r = settings.opensearch, settings.retrieve
     stats = {"neo4j": {"nodes": 0, "seconds": 0.0}, "opensearch": {"docs": 0, "seconds": 0.0}}
     try:
@@ -141,7 +127,7 @@ def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optio
                 flush()
             lists = local_g.neighbour_lists()
             written = set(todo)
-            relink = {p: ns for p, ns in lists.items()
+            relink: dict[str, Sequence[tuple[str, float]]] = {p: ns for p, ns in lists.items()
                       if p in written or stored.get(p, (None, None))[1] != neighbours_hash(ns)}
             ts = time.perf_counter()
             graph.write_neighbours(relink)

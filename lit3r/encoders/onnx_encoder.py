@@ -31,6 +31,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from lit3r.encoders.spec import normalise, resolve_model_path
 from lit3r.errors import ModelError
 
 #: ONNX opset of the export; part of the cache key, with :data:`EXPORT_VERSION`.
@@ -89,7 +90,7 @@ def exported_model(model_dir: Path, *, quantize: bool = False) -> Path:
 def _export(model_dir: Path, out: Path) -> None:
     """Run :func:`export_onnx` in a child process (torch stays out of this one)."""
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    cmd = [sys.executable, "-m", "lit3r.onnx_encoder", str(model_dir), str(tmp)]
+    cmd = [sys.executable, "-m", "lit3r.encoders.onnx_encoder", str(model_dir), str(tmp)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0 or not tmp.is_file():
         tmp.unlink(missing_ok=True)
@@ -173,7 +174,7 @@ def pool(hidden: np.ndarray, mask: np.ndarray, mode: str) -> np.ndarray:
 class OnnxEncoder:
     """A sentence-transformers model folder run by ONNX Runtime on the CPU (module docstring).
 
-    ``spec``: a model spec (:func:`lit3r.models.resolve_model_path`; a hub name must already be
+    ``spec``: a model spec (:func:`lit3r.encoders.spec.resolve_model_path`; a hub name must already be
     in the local Hugging Face cache); ``batch_size``: texts per run; ``query_prompt``: the
     model's prompt name or a literal prefix, for :meth:`encode_queries`; ``quantize``: int8
     dynamic quantisation. Attributes ``name`` (the spec), ``dim``, ``device`` (``"cpu"``),
@@ -185,7 +186,6 @@ class OnnxEncoder:
 
     def __init__(self, spec: str, *, batch_size: int = 64, query_prompt: Optional[str] = None,
                  quantize: bool = False) -> None:
-        from lit3r.models import resolve_model_path
 
         self.name = spec
         self.device = "cpu"
@@ -248,7 +248,6 @@ class OnnxEncoder:
         return pool(hidden.astype(np.float32), mask, self._mode)
 
     def _embed(self, texts: list[str], progress: bool = False) -> np.ndarray:
-        from lit3r.models import _normalise
 
         texts = list(texts)
         if not texts:
@@ -264,7 +263,7 @@ class OnnxEncoder:
             idx = order[start:start + self.batch_size]
             for i, row in zip(idx, self._run([texts[i] for i in idx])):
                 out[i] = row
-        return _normalise(np.stack(out))  # type: ignore[arg-type]
+        return normalise(np.stack(out))  # type: ignore[arg-type]
 
     def encode(self, texts: list[str], *, progress: bool = False) -> np.ndarray:
         """float32 (len(texts), dim) unit rows; an empty list gives (0, dim); texts past the
@@ -283,7 +282,7 @@ class OnnxEncoder:
         return f"OnnxEncoder({self.name!r}, dim={self.dim}, backend={self.backend!r})"
 
 
-if __name__ == "__main__":  # the export's child process: python -m lit3r.onnx_encoder MODEL_DIR OUT
+if __name__ == "__main__":  # the export's child process: python -m lit3r.encoders.onnx_encoder MODEL_DIR OUT
     import warnings
 
     warnings.filterwarnings("ignore")

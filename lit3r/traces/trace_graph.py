@@ -165,7 +165,7 @@ def run_name(path: Path) -> str:
 
 
 def store_traces(settings: Any, lines: Sequence[dict], run: str, graph: Any = None) -> dict[str, Any]:
-    """Build the graph of each trace line (:func:`lit3r.trace_graph.trace_graph`) and write them
+    """Build the graph of each trace line (:func:`lit3r.traces.trace_graph.trace_graph`) and write them
     to the configured trace store (``graph``: the corpus store already open). Returns the
     store's write report plus ``run``."""
     from lit3r.factory import trace_store

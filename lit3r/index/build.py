@@ -25,15 +25,13 @@ and swaps it in at the end.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -41,15 +39,18 @@ from graph.atomic import write_text_atomic
 from graph.embedded import GraphWriter
 from graph.errors import IndexDamaged, PermissionDenied, first_unreadable
 from graph.progress import RateProgress, Reporter
-from graph.records import Neighbour, Paper
-from graph.search.embedded import DB_NAME, stored_dim, top_k_with_ties
+from graph.records import Paper
+from graph.search.embedded import DB_NAME, stored_dim
 from graph.search.embedded_schema import index_readable
 from graph.search.embedded_writer import IndexWriter
 from graph.sqlite import DatabaseError
 from ingest.corpus import PaperRecords, corpus_size, iter_corpus
 from ingest.stamp import read_version as read_corpus_version
+from lit3r.backends import backend_of
 from lit3r.config import Settings, encoder_identity
-from lit3r.errors import BuildLocked, NotBuiltError
+from lit3r.errors import NotBuiltError
+from lit3r.index.lock import build_lock
+from lit3r.index.neighbours import top_k_neighbours, update_neighbours
 
 BUILD_VERSION = "2"
 #: Chunks encoded and committed together (one batch of the stream).
@@ -90,69 +91,6 @@ def paper_text_for_encoder(paper: Paper | dict) -> str:
     """SPECTER2's input: ``title [SEP] abstract`` (sentence-transformers adds special tokens)."""
     title, abstract = (paper["title"], paper.get("abstract", "")) if isinstance(paper, dict) else (paper.title, paper.abstract)
     return f"{title or ''} [SEP] {abstract or ''}".strip()
-
-
-def top_k_neighbours(paper_ids: Sequence[str], vectors: np.ndarray, k: int,
-                     rows: Optional[Sequence[int]] = None) -> list[Neighbour]:
-    """SIMILAR_TO edges: for each paper (or each of ``rows``) its ``k`` most cosine-similar
-    other papers.
-
-    ``vectors``: (n, dim) L2-normalised. Ties break by paper id. O(len(rows) n dim) in blocks of
-    1,024 rows (the seed's 27,487 papers: about 20 s on 2 cores).
-    """
-    out: list[Neighbour] = []
-    n = len(paper_ids)
-    if n < 2 or k < 1:
-        return out
-    kk = min(k, n - 1)
-    rows = list(range(n)) if rows is None else list(rows)
-    for start in range(0, len(rows), 1024):
-        part = rows[start:start + 1024]
-        sims = vectors[part] @ vectors.T
-        for row, i in zip(sims, part):
-            row[i] = -np.inf
-            top = sorted(top_k_with_ties(row, kk), key=lambda j: (-row[j], paper_ids[j]))[:kk]
-            out.extend(Neighbour.model_construct(paper_id=paper_ids[i], neighbour_id=paper_ids[j], score=float(row[j]),
-                                                 rank=rank) for rank, j in enumerate(top, start=1))
-    return out
-
-
-def update_neighbours(old: dict[str, list[tuple[str, float]]], paper_ids: Sequence[str], vectors: np.ndarray,
-                      k: int, changed: set[str]) -> tuple[set[str], list[Neighbour]]:
-    """SIMILAR_TO after the papers in ``changed`` were added or re-encoded and those missing
-    from ``paper_ids`` removed, touching only the lists that can change: the changed papers'
-    own, those that held a changed or removed paper, those shorter than k (recomputed in full),
-    and those a changed paper now enters (merged). Equal to :func:`top_k_neighbours` over all
-    papers. ``old``: the stored lists ``{paper_id: [(neighbour_id, score)]}`` by rank. Returns
-    ``(papers whose list is replaced, their new edges)``."""
-    n = len(paper_ids)
-    pos = {p: i for i, p in enumerate(paper_ids)}
-    kk = min(k, n - 1)
-    if n < 2 or kk < 1:
-        return set(old), []
-    full = {p for p in paper_ids if p in changed or p not in old or len(old[p]) < kk
-            or any(q in changed or q not in pos for q, _ in old[p])}
-    cols = [pos[p] for p in changed if p in pos]
-    affected = set(full) | (set(old) - set(pos))
-    out = top_k_neighbours(paper_ids, vectors, k, rows=sorted(pos[p] for p in full))
-    rest = [i for i, p in enumerate(paper_ids) if p not in full]
-    if cols and rest:
-        for start in range(0, len(rest), 4096):
-            part = rest[start:start + 4096]
-            sims = vectors[part] @ vectors[cols].T
-            for row, i in zip(sims, part):
-                pid = paper_ids[i]
-                lst = old[pid]
-                kth_s, kth_id = lst[-1][1], lst[-1][0]
-                enter = [(paper_ids[cols[c]], float(row[c])) for c in np.flatnonzero(row >= kth_s)]
-                enter = [(q, sc) for q, sc in enter if sc > kth_s or q < kth_id]
-                if not enter:
-                    continue
-                merged = sorted(lst + enter, key=lambda t: (-t[1], t[0]))[:kk]
-                affected.add(pid)
-                out.extend(Neighbour.model_construct(paper_id=pid, neighbour_id=q, score=sc, rank=r)
-                           for r, (q, sc) in enumerate(merged, start=1))
-    return affected, out
 
 
 #: Model settings that change no vector (how to reach a server), left out of the index format.
@@ -216,7 +154,7 @@ def build_stores(settings: Settings, *, progress: bool = False, force: bool = Fa
     chunks per committed batch (default: about :data:`BATCH_SECONDS` of encoding, measured).
     Raises NotBuiltError when no corpus has been ingested there,
     :class:`ingest.corpus.CorpusOrderError` for out-of-order corpus files,
-    :class:`BuildLocked` while another build of the same folder runs, and
+    :class:`lit3r.errors.Locked` while another build of the same folder runs (:func:`lit3r.index.lock.build_lock`), and
     ``lit3r.models.ModelError`` when an encoder cannot be loaded.
     """
     from lit3r.models import load_encoder
@@ -226,35 +164,8 @@ def build_stores(settings: Settings, *, progress: bool = False, force: bool = Fa
     n_papers = corpus_size(home)
     if not (home / "papers.jsonl").is_file():
         raise NotBuiltError(f"no corpus in {home}: run `lit3r ingest PDF_DIR` first")
-    with _build_lock(home):
+    with build_lock(home):
         return _build(settings, home, n_papers, t0, force, encoder_loader or load_encoder, batch_chunks, progress)
-
-
-@contextlib.contextmanager
-def _build_lock(home: Path):
-    """An exclusive lock on ``home/.build.lock`` for the whole build (two builds appending to the
-    same files would corrupt them); a second build fails at once with :class:`BuildLocked`."""
-    import fcntl
-
-    path = home / ".build.lock"
-    with open(path, "a+") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            who = fh.read().strip() or "another process"
-            raise BuildLocked(f"another build of {home} is running ({who}): wait for it to finish, then run "
-                              f"the command again") from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(f"pid {os.getpid()}")
-        fh.flush()
-        try:
-            yield
-        finally:
-            fh.seek(0)
-            fh.truncate()
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _build(settings: Settings, home: Path, n_papers: int, t0: float, force: bool, loader: Callable,
@@ -537,12 +448,13 @@ class _Build:
 
 
 def _sync(settings: Settings, report: BuildReport, progress: bool) -> None:
-    """With the servers backend, load what changed into Neo4j and OpenSearch (:mod:`lit3r.servers`;
-    run on every ingest: it also finishes a load that was killed)."""
-    if settings.backend == "embedded":
+    """With a backend that loads the local build into servers (its ``load_targets``), load what
+    changed into Neo4j and OpenSearch (:mod:`lit3r.index.load`; run on every ingest: it also
+    finishes a load that was killed)."""
+    if backend_of(settings).load_targets is None:  # the stores are the local build
         return
-    from lit3r.ingest_lock import servers_lease
-    from lit3r.servers import sync_servers
+    from lit3r.index.load import sync_servers
+    from lit3r.index.lock import servers_lease
 
     ts = time.perf_counter()
     with servers_lease(settings, Path(settings.home)):  # one load at a time into the same Neo4j database
