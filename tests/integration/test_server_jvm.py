@@ -54,9 +54,9 @@ def _java_of(pid: int) -> str:
 
 def test_both_servers_start_on_openjdk_17_alone_and_answer_knn_and_cypher(tmp_path, monkeypatch):
     root = _openjdk17_alone(tmp_path)
-    for name in ("LIT3R_TEST_JAVA_HOME", "OPENSEARCH_JAVA", "OPENSEARCH_JAVA_OPTS", "LIT3R_TEST_FULL_JIT"):
+    for name in ("TEST_SERVERS_JAVA_HOME", "OPENSEARCH_JAVA", "OPENSEARCH_JAVA_OPTS", "TEST_SERVERS_FULL_JIT"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LIT3R_JVM_ROOT", str(root))
+    monkeypatch.setenv("TEST_SERVERS_JVM_ROOT", str(root))
     java17 = jvm.choose().java
     assert jvm.choose().version == 17
     neo4j_server.build()
@@ -72,7 +72,7 @@ def test_both_servers_start_on_openjdk_17_alone_and_answer_knn_and_cypher(tmp_pa
 
 
 def test_the_newest_jdk_with_the_full_jit_turns_lucenes_vector_api_on(tmp_path, monkeypatch):
-    for name in ("LIT3R_TEST_JAVA_HOME", "OPENSEARCH_JAVA", "OPENSEARCH_JAVA_OPTS"):
+    for name in ("TEST_SERVERS_JAVA_HOME", "OPENSEARCH_JAVA", "OPENSEARCH_JAVA_OPTS"):
         monkeypatch.delenv(name, raising=False)
     jdk = jvm.choose()
     opensearch_server.build()

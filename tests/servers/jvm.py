@@ -2,8 +2,8 @@
 
 The test Neo4j and OpenSearch run on the newest installed JDK of feature version
 :data:`OLDEST` to :data:`NEWEST` (both servers support 17 to 25): the JDKs are the folders of
-:data:`JVM_ROOT` (``/usr/lib/jvm``; ``LIT3R_JVM_ROOT`` moves it) whose ``release`` file names a
-``JAVA_VERSION``; with none there, ``java`` on PATH. ``LIT3R_TEST_JAVA_HOME`` names one JDK and
+:data:`JVM_ROOT` (``/usr/lib/jvm``; ``TEST_SERVERS_JVM_ROOT`` moves it) whose ``release`` file names a
+``JAVA_VERSION``; with none there, ``java`` on PATH. ``TEST_SERVERS_JAVA_HOME`` names one JDK and
 overrides the choice.
 
 Two JIT modes (:func:`jit_options`):
@@ -17,7 +17,7 @@ Two JIT modes (:func:`jit_options`):
   turns its vector API on only up to the JDK it was released with unless told otherwise). Lucene
   keeps its scalar code under C1, so the flags are only given with the full JIT.
 
-``LIT3R_TEST_FULL_JIT=1`` turns the full JIT on for every server start that does not ask.
+``TEST_SERVERS_FULL_JIT=1`` turns the full JIT on for every server start that does not ask.
 """
 
 from __future__ import annotations
@@ -83,25 +83,25 @@ def installed(root: Path = JVM_ROOT) -> list[Jdk]:
 def choose(env: Mapping[str, str] = os.environ) -> Jdk:
     """The JDK of the test servers (module docstring). Raises RuntimeError with what to do when
     no JDK is found at all."""
-    home = env.get("LIT3R_TEST_JAVA_HOME")
+    home = env.get("TEST_SERVERS_JAVA_HOME")
     if home:
         java = Path(home) / "bin" / "java"
         if not java.is_file():
-            raise RuntimeError(f"LIT3R_TEST_JAVA_HOME={home} has no bin/java: point it at a JDK {OLDEST}-{NEWEST}")
+            raise RuntimeError(f"TEST_SERVERS_JAVA_HOME={home} has no bin/java: point it at a JDK {OLDEST}-{NEWEST}")
         return Jdk(str(java), release_version(Path(home)))
-    for jdk in installed(Path(env.get("LIT3R_JVM_ROOT") or JVM_ROOT)):
+    for jdk in installed(Path(env.get("TEST_SERVERS_JVM_ROOT") or JVM_ROOT)):
         if jdk.version is not None and OLDEST <= jdk.version <= NEWEST:
             return jdk
     java = shutil.which("java", path=env.get("PATH"))
     if not java:
         raise RuntimeError(f"no JDK {OLDEST}-{NEWEST} in {JVM_ROOT} and no `java` on PATH: install one "
-                           f"(e.g. apt-get install openjdk-17-jdk-headless) or set LIT3R_TEST_JAVA_HOME")
+                           f"(e.g. apt-get install openjdk-17-jdk-headless) or set TEST_SERVERS_JAVA_HOME")
     return Jdk(java, None)
 
 
 def full_jit_default(env: Mapping[str, str] = os.environ) -> bool:
-    """Whether ``LIT3R_TEST_FULL_JIT`` asks for the full JIT ("1", "true", "yes")."""
-    return env.get("LIT3R_TEST_FULL_JIT", "").strip().lower() in ("1", "true", "yes")
+    """Whether ``TEST_SERVERS_FULL_JIT`` asks for the full JIT ("1", "true", "yes")."""
+    return env.get("TEST_SERVERS_FULL_JIT", "").strip().lower() in ("1", "true", "yes")
 
 
 def jit_options(jdk: Jdk, full_jit: bool, vector_api: bool = True) -> list[str]:

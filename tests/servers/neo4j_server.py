@@ -164,7 +164,7 @@ def start(workdir: Path, timeout: float = 120, attempts: int = 3, full_jit: Opti
           page_cache: Optional[str] = None) -> Neo4jServer:
     """Start Neo4j on free local ports with its data under ``workdir``; returns once Bolt is up.
 
-    ``full_jit``: C2 as well as C1 (None: ``LIT3R_TEST_FULL_JIT``; :mod:`tests.servers.jvm`);
+    ``full_jit``: C2 as well as C1 (None: ``TEST_SERVERS_FULL_JIT``; :mod:`tests.servers.jvm`);
     ``page_cache``: e.g. ``"1g"`` (:func:`java_command`). A port taken between picking it and
     the JVM binding it is retried on new ports."""
     workdir = Path(workdir)

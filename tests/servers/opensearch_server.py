@@ -31,7 +31,7 @@ without a method defaults to faiss in 2.19, and faiss/nmslib indices fail at the
 refresh (UnsatisfiedLinkError in the node log, the shard fails, the request hangs).
 
 Environment: ``OPENSEARCH_JAVA`` (java binary to use, default the newest JDK 17-25 installed),
-``LIT3R_TEST_JAVA_HOME`` / ``LIT3R_TEST_FULL_JIT`` (:mod:`tests.servers.jvm`),
+``TEST_SERVERS_JAVA_HOME`` / ``TEST_SERVERS_FULL_JIT`` (:mod:`tests.servers.jvm`),
 ``OPENSEARCH_HEAP`` (the whole JVM's heap, all nodes together; default ``1g`` for one node,
 ``512m * (nodes + 1)`` for several, e.g. ``1536m`` for 2), ``OPENSEARCH_JAVA_OPTS`` (extra JVM
 options, appended).
@@ -200,7 +200,7 @@ def start(workdir: Path, timeout: float = 180, nodes: int = 1, full_jit: Optiona
     """Start ``nodes`` nodes (one JVM) with data in ``workdir/opensearch-data`` and their output
     in ``workdir/opensearch.log``; return once one node is yellow/green, or, for ``nodes > 1``,
     once all nodes have joined and the cluster is green. ``full_jit``: C2 and Lucene's vector
-    API (None: ``LIT3R_TEST_FULL_JIT``; :mod:`tests.servers.jvm`).
+    API (None: ``TEST_SERVERS_FULL_JIT``; :mod:`tests.servers.jvm`).
 
     Raises RuntimeError with the last 40 log lines if it exits or is not ready in ``timeout`` s.
     Call ``build()`` first.
