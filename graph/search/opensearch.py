@@ -67,13 +67,6 @@ def paper_index_body(k1: float, b: float, shards: int = 1, replicas: int = 0) ->
     }
 
 
-#: Index settings while a load writes (:meth:`OpenSearchIndex.bulk_mode`): no refresh (nothing
-#: searches the new documents before the load ends), and the translog synced to disk every 5 s
-#: instead of on every bulk request (a load that a crash interrupts is finished by the next one:
-#: lit3r/servers.py compares the documents per paper). HNSW parameters stay: they set recall.
-LOAD_SETTINGS = {"refresh_interval": "-1", "translog.durability": "async"}
-
-
 #: OpenSearch ``preference`` of every search on a sharded index (the same shard copies each time).
 _PREFERENCE = "lit3r"
 
@@ -203,17 +196,14 @@ class OpenSearchIndex:
 
     @contextlib.contextmanager
     def bulk_mode(self):
-        """:data:`LOAD_SETTINGS` while writing; on exit they are reset to OpenSearch's defaults (the
-        indices are created without them; a killed load's are reset by the next), then one refresh
-        and one flush (the writes are searchable and on disk)."""
+        """Refresh off while writing; restored (and one refresh run) on exit."""
         both = f"{self.chunk_index},{self.paper_index}"
-        self.client.indices.put_settings(index=both, body={"index": LOAD_SETTINGS})
+        self.client.indices.put_settings(index=both, body={"index": {"refresh_interval": "-1"}})
         try:
             yield self
         finally:
-            self.client.indices.put_settings(index=both, body={"index": {key: None for key in LOAD_SETTINGS}})
+            self.client.indices.put_settings(index=both, body={"index": {"refresh_interval": None}})
             self.client.indices.refresh(index=both, request_timeout=600)
-            self.client.indices.flush(index=both, request_timeout=600)
 
     def delete_papers(self, paper_ids: Sequence[str], batch: int = 1000) -> int:
         """Delete every chunk and paper document of ``paper_ids`` (documents written but not yet
