@@ -9,8 +9,9 @@ the paper (:mod:`graph.neo4j_store`). A load:
 1. reads ``{paper_id: (hash, SIMILAR_TO hash)}`` from Neo4j (one query);
 2. deletes the OpenSearch documents of every paper to write or prune (after a refresh, so the
    documents of a killed load go too), then the pruned papers in Neo4j;
-3. per batch of about ``BATCH_CHUNKS`` chunks: Neo4j nodes (the papers forgotten first), then
-   OpenSearch documents (parallel bulk, refresh off), then the papers' hashes;
+3. per batch of about ``BATCH_CHUNKS`` chunks: Neo4j nodes (the papers forgotten first) and, beside
+   them in a second thread, OpenSearch documents (NDJSON bulk requests, 4 in flight, refresh off;
+   :mod:`graph.search.opensearch_bulk`); once both are written, the papers' hashes;
 4. rewrites the SIMILAR_TO lists whose hash differs, and deletes orphaned works and authors.
 
 Killed at any point (kill -9 included), the next load finds the unfinished papers by their
