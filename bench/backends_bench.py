@@ -6,18 +6,25 @@ bibliographic coupling for one seed, paper BM25, chunk BM25 and k-NN search, nex
 embedded backend's.
 
     .venv/bin/python bench/backends_bench.py --home DIR   # DIR: a data folder built by `lit3r ingest`
+
+``--load-only``: only the cold first load of DIR's built index into fresh servers (the newest JDK
+17-25 with the full JIT, tests/servers/jvm.py), with the CPU seconds of each process
+(bench/load_cpu.py) and the machine's load average; ``--fingerprint OUT`` then writes what the
+servers hold and rank (bench/load_check.py) to OUT, to compare two load paths (``cmp``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -25,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from lit3r.config import load_settings  # noqa: E402
 from lit3r.index.build import build_stores  # noqa: E402
 from lit3r.pipeline.engine import Engine  # noqa: E402
-from tests.servers import neo4j_server, opensearch_server  # noqa: E402
+from tests.servers import jvm, neo4j_server, opensearch_server  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "data" / "corpus"
 
@@ -39,16 +46,65 @@ def median_ms(fn, args_list) -> float:
     return statistics.median(times)
 
 
+def load_only(home: Path, fingerprint: Optional[Path], options: dict) -> None:
+    """The cold first load of ``home``'s built index into fresh servers (module docstring)."""
+    from bench.load_check import fingerprint as take
+    from bench.load_cpu import measured, pids_value
+    from graph.search.embedded import EmbeddedSearchIndex
+    from lit3r.factory import opensearch_index
+    from lit3r.index.load import sync_servers
+
+    work = Path(tempfile.mkdtemp(prefix="lit3r-servers-"))
+    neo4j_server.build()
+    opensearch_server.build()
+    os.environ.setdefault("NEO4J_TEST_HEAP", "3g")
+    os.environ.setdefault("OPENSEARCH_HEAP", "3g")
+    neo = neo4j_server.start(work / "neo4j", full_jit=True, page_cache=os.environ.get("NEO4J_TEST_PAGECACHE", "1g"))
+    osr = opensearch_server.start(work / "opensearch", timeout=300, full_jit=True)
+    try:
+        settings = load_settings(home=home, backend="neo4j+opensearch",
+                                 neo4j={"uri": neo.uri, "user": None, "password": None},
+                                 opensearch={"url": osr.url, "index_prefix": "load"})
+        res = measured(sync_servers, pids_value(neo.process.pid, osr.proc.pid))(settings, **options)
+        n, o, cpu = res["neo4j"], res["opensearch"], res["cpu"]
+        print(json.dumps({"jdk": jvm.choose().java, **res}, indent=1))
+        print(f"Neo4j {n['nodes']:,} nodes, {n['nodes_per_s']:,.0f} nodes/s, {cpu['neo4j_nodes_per_cpu_s']:,.0f} per "
+              f"Neo4j CPU s; OpenSearch {o['docs']:,} docs, {o['docs_per_s']:,.0f} docs/s, "
+              f"{cpu['opensearch_docs_per_cpu_s']:,.0f} per OpenSearch CPU s; Python {cpu['python_s']:.1f} CPU s "
+              f"({cpu['python_s_per_1k_docs']:.2f} per 1k docs); load {res['seconds']:.1f} s; load average "
+              f"{cpu['loadavg_1m_before']:.1f} -> {cpu['loadavg_1m_after']:.1f}", flush=True)
+        if fingerprint:
+            texts = {c["chunk_id"]: c["text"] for c in map(json.loads, (home / "chunks.jsonl").open(encoding="utf-8"))}
+            index = opensearch_index(settings)
+            try:
+                got = take(neo.uri, index, EmbeddedSearchIndex.open(settings.index_dir), texts)
+            finally:
+                index.close()
+            fingerprint.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+            print(f"fingerprint: {fingerprint}")
+    finally:
+        osr.stop()
+        neo.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--home", type=Path, required=True)
+    ap.add_argument("--load-only", action="store_true", help="only the cold first load, with CPU seconds per process")
+    ap.add_argument("--fingerprint", type=Path, default=None, help="with --load-only: write what the servers hold here")
+    ap.add_argument("--serial", action="store_true", help="with --load-only: Neo4j's and OpenSearch's writes one after "
+                    "the other (sync_servers(parallel=False))")
     args = ap.parse_args()
+    if args.load_only:
+        load_only(args.home, args.fingerprint, {"parallel": False} if args.serial else {})
+        return
     work = Path(tempfile.mkdtemp(prefix="lit3r-servers-"))
     neo4j_server.build()
     opensearch_server.build()
     t = time.perf_counter()
-    neo = neo4j_server.start(work / "neo4j")
-    osr = opensearch_server.start(work / "opensearch")
+    neo = neo4j_server.start(work / "neo4j", full_jit=True)
+    osr = opensearch_server.start(work / "opensearch", full_jit=True)
     print(f"servers started in {time.perf_counter() - t:.1f} s ({neo.uri}, {osr.url})")
     try:
         home = work / "home"

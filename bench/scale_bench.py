@@ -18,7 +18,8 @@ JSON object: papers, chunks, build_s (and its encode share), build_peak_rss_gb, 
 open_s, open_rss_gb (and its anonymous part; the rest is memory-mapped files in the page
 cache), ask_p50_s, ask_p95_s, per-stage ask timings, round5_p50_s, incremental_s. ``--keep HOME``: leave the home (``lit3r --home HOME ask ...`` opens it).
 ``--servers``: start the test Neo4j and OpenSearch (tests/servers/, heaps ``NEO4J_TEST_HEAP`` /
-``OPENSEARCH_HEAP``, default 3g each, full JIT) and run everything through them: the build loads the
+``OPENSEARCH_HEAP``, default 3g each, Neo4j page cache ``NEO4J_TEST_PAGECACHE`` default 1g, the newest
+JDK 17-25 with the full JIT: tests/servers/jvm.py) and run everything through them: the build loads the
 servers (load rates are printed), and the asks read only the servers.
 """
 
@@ -38,6 +39,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.load_cpu import PIDS_VAR, pids_value  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 SEED_PAPERS, SEED_CHUNKS = 27_487, 2_564_545
@@ -163,9 +166,13 @@ def _child(code: str, *args: str) -> dict:
 
 
 BUILD = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
 from lit3r.config import load_settings
 from lit3r.index.build import build_stores
+import lit3r.index.load
+from bench.load_cpu import measured
+# the servers' load, with the CPU seconds of each process (this one, the Neo4j and OpenSearch JVMs)
+lit3r.index.load.sync_servers = measured(lit3r.index.load.sync_servers, os.environ.get("BENCH_SERVER_PIDS", ""))
 s = load_settings(home=sys.argv[1])
 t = time.perf_counter()
 r = build_stores(s, progress=False)
@@ -236,20 +243,22 @@ def _du(path: Path) -> float:
 
 def _start_servers(work: Path):
     """The test servers (tests/servers/), with heaps sized for a large corpus unless set."""
-    from tests.servers import neo4j_server, opensearch_server
+    from tests.servers import jvm, neo4j_server, opensearch_server
 
-    # production-like JVMs: bigger heaps, and the full JIT (the test launchers stop at C1 to
-    # start faster, which makes HNSW indexing and Cypher several times slower)
+    # production-like JVMs: bigger heaps and page cache, and the full JIT with Lucene's vector API
+    # on a JDK 20+ (tests/servers/jvm.py; the test launchers stop at C1 to start faster, which
+    # makes HNSW indexing and Cypher several times slower)
     os.environ.setdefault("NEO4J_TEST_HEAP", "3g")
+    os.environ.setdefault("NEO4J_TEST_PAGECACHE", "1g")
     os.environ.setdefault("OPENSEARCH_HEAP", "3g")
-    os.environ.setdefault("NEO4J_TEST_FULL_JIT", "1")
-    os.environ.setdefault("OPENSEARCH_JAVA_OPTS", "-XX:TieredStopAtLevel=4")
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     neo4j_server.build()
     opensearch_server.build()
-    neo = neo4j_server.start(work / "neo4j")
-    osr = opensearch_server.start(work / "opensearch", timeout=300)
+    neo = neo4j_server.start(work / "neo4j", full_jit=True)
+    osr = opensearch_server.start(work / "opensearch", timeout=300, full_jit=True)
+    print(f"JDK: {jvm.choose().java}", flush=True)
+    os.environ[PIDS_VAR] = pids_value(neo.process.pid, osr.proc.pid)  # the build child counts their CPU seconds
     print(f"servers: {neo.uri}, {osr.url}", flush=True)
     return neo, osr
 
@@ -329,9 +338,14 @@ def main() -> None:
                              "opensearch_docs_per_s": sv["opensearch"]["docs_per_s"],
                              "incremental_load_s": inc["seconds"].get("servers") if inc else None,
                              "incremental_written": inc["servers"]["written"] if inc else None,
-                             "incremental_deleted": inc["servers"]["deleted"] if inc else None}
-        print(f"servers: Neo4j {sv['neo4j']['nodes_per_s']:,.0f} nodes/s, OpenSearch "
-              f"{sv['opensearch']['docs_per_s']:,.0f} docs/s", flush=True)
+                             "incremental_deleted": inc["servers"]["deleted"] if inc else None,
+                             "load_cpu": sv.get("cpu")}
+        cpu = sv.get("cpu") or {}
+        print(f"servers: Neo4j {sv['neo4j']['nodes_per_s']:,.0f} nodes/s "
+              f"({cpu.get('neo4j_nodes_per_cpu_s', 0):,.0f} per Neo4j CPU s), OpenSearch "
+              f"{sv['opensearch']['docs_per_s']:,.0f} docs/s ({cpu.get('opensearch_docs_per_cpu_s', 0):,.0f} per "
+              f"OpenSearch CPU s); Python {cpu.get('python_s_per_1k_docs', 0):.2f} CPU s per 1k docs; load average "
+              f"{cpu.get('loadavg_1m_before', 0):.1f} -> {cpu.get('loadavg_1m_after', 0):.1f}", flush=True)
         for s in servers:
             s.stop()
         shutil.rmtree(home.parent / f"{home.name}-servers", ignore_errors=True)

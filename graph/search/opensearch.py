@@ -22,12 +22,13 @@ from __future__ import annotations
 import base64
 import contextlib
 import time
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from graph.errors import BackendUnavailable, NotBuiltError, UnknownIdError
 from graph.question_cache import QuestionCache
+from graph.search import opensearch_bulk
 from graph.search.protocol import Hit
 from graph.search.tokenize import MAX_QUERY_TERMS, cap_terms, tokenize
 from graph.server_faults import OPENSEARCH, translate_faults
@@ -88,7 +89,7 @@ class _Serializer:
         return self._orjson.loads(s)
 
     def dumps(self, data):
-        if isinstance(data, str):
+        if isinstance(data, (str, bytes)):  # a body serialised already (bulk NDJSON)
             return data
         return self._orjson.dumps(data, option=self._orjson.OPT_SERIALIZE_NUMPY).decode()
 
@@ -237,34 +238,26 @@ class OpenSearchIndex:
             n += res.get("deleted", 0)
         return n
 
-    def _bulk(self, actions: Iterable[dict], chunk_size: int) -> int:
-        from opensearchpy import helpers
-
-        n = 0
-        # more requests in flight than cores: the server indexes while the next request is encoded
-        for ok, _item in helpers.parallel_bulk(self.client, actions, thread_count=4, chunk_size=chunk_size,
-                                              max_chunk_bytes=50 * 2**20, raise_on_error=True,
-                                              request_timeout=300):
-            n += ok
-        return n
-
-    def write_chunks(self, chunks: Sequence[dict], vectors: np.ndarray) -> int:
-        """Index chunk records (JSON-ready dicts) with their ``(n, dim)`` float32 vectors.
-        Returns the number of documents written."""
+    def write_chunks(self, chunks: Sequence[dict], vectors: np.ndarray, tokens: Optional[Sequence[str]] = None) -> int:
+        """Index chunk records (JSON-ready dicts) with their ``(n, dim)`` float32 vectors;
+        ``tokens[i]``: chunk i's text already through :func:`tokenize` and joined by spaces
+        (computed here when None). Returns the number of documents written."""
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        actions = ({"_index": self.chunk_index, "_id": c["chunk_id"], "_source": {
+        toks = tokens if tokens is not None else [" ".join(tokenize(c["text"])) for c in chunks]
+        docs = ((c["chunk_id"], {
             "chunk_id": c["chunk_id"], "paper_id": c["paper_id"], "kind": c["kind"], "page": c["page"],
-            "section": c.get("section"), "object_id": c.get("object_id"), "tokens": " ".join(tokenize(c["text"])),
-            "vector": v, "vector_bytes": base64.b64encode(v.tobytes()).decode("ascii")}}
-            for c, v in zip(chunks, vectors))
-        return self._bulk(actions, 500)
+            "section": c.get("section"), "object_id": c.get("object_id"), "tokens": t,
+            "vector": v, "vector_bytes": base64.b64encode(v.tobytes()).decode("ascii")})
+            for c, v, t in zip(chunks, vectors, toks))
+        return opensearch_bulk.send(self.client, opensearch_bulk.ndjson(self.chunk_index, docs), max_docs=500)
 
-    def write_papers(self, paper_ids: Sequence[str], texts: Sequence[str]) -> int:
-        """Index papers: ``texts[i]`` is the concatenated chunk text of ``paper_ids[i]``."""
-        actions = ({"_index": self.paper_index, "_id": pid, "_source": {
-            "paper_id": pid, "tokens": " ".join(tokenize(t)), "head": t[:HEAD_CHARS]}}
-            for pid, t in zip(paper_ids, texts))
-        return self._bulk(actions, 100)
+    def write_papers(self, paper_ids: Sequence[str], texts: Sequence[str], tokens: Optional[Sequence[str]] = None) -> int:
+        """Index papers: ``texts[i]`` is the concatenated chunk text of ``paper_ids[i]``; ``tokens[i]``
+        its tokens joined by spaces (computed here when None)."""
+        toks = tokens if tokens is not None else [" ".join(tokenize(t)) for t in texts]
+        docs = ((pid, {"paper_id": pid, "tokens": tk, "head": t[:HEAD_CHARS]})
+                for pid, t, tk in zip(paper_ids, texts, toks))
+        return opensearch_bulk.send(self.client, opensearch_bulk.ndjson(self.paper_index, docs), max_docs=100)
 
     def load(self, chunks: Sequence, vectors: np.ndarray, k1: float = 1.5, b: float = 0.75, *, shards: int = 1,
              replicas: int = 0, encoder: Optional[str] = None) -> dict[str, float]:

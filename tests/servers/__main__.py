@@ -22,7 +22,9 @@ def main(argv: list[str]) -> int:
     try:
         neo4j_server.build()
         opensearch_server.build()
-        with neo4j_server.start(work / "neo4j") as neo, opensearch_server.start(work / "opensearch") as osr:
+        # the full JIT (and Lucene's vector API on a JDK 20+): this Neo4j and OpenSearch take real loads
+        with neo4j_server.start(work / "neo4j", full_jit=True) as neo, \
+                opensearch_server.start(work / "opensearch", full_jit=True) as osr:
             print(f"export LIT3R_BACKEND=neo4j+opensearch LIT3R_NEO4J__URI={neo.uri} LIT3R_NEO4J__USER= "
                   f"LIT3R_OPENSEARCH__URL={osr.url}\n"
                   f"then `lit3r ingest PDF_DIR`; `lit3r browser` serves Neo4j Browser on this Neo4j. "

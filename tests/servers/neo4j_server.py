@@ -17,18 +17,37 @@ import collections
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import socket
 import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Optional
+
+try:
+    from tests.servers import jvm
+except ImportError:  # run as a script: python tests/servers/<name>_server.py
+    import jvm  # type: ignore[no-redef]
 
 PROJECT = Path(__file__).resolve().parent / "neo4j"
 TARGET = PROJECT / "target"
 STAMP = TARGET / "build.sha256"
 MAIN_CLASS = "lit3r.Neo4jServer"
 HEAP = os.environ.get("NEO4J_TEST_HEAP", "768m")
+#: Neo4j's page cache (the store files it keeps in memory) unless ``NEO4J_TEST_PAGECACHE`` or
+#: ``start(page_cache=...)`` says otherwise: small for the tests' small graphs.
+PAGE_CACHE = "64m"
+_SIZE = re.compile(r"^(\d+)([kmg]?)$", re.I)
+
+
+def size_bytes(size: str) -> int:
+    """``"64m"``, ``"1g"``, ``"512k"``, ``"1048576"`` -> bytes. Raises ValueError on other text."""
+    m = _SIZE.match(size.strip())
+    if not m:
+        raise ValueError(f"not a size: {size!r} (write e.g. 64m or 1g)")
+    return int(m.group(1)) * 1024 ** " kmg".index((m.group(2) or " ").lower())
 
 
 def _sources_hash() -> str:
@@ -36,16 +55,6 @@ def _sources_hash() -> str:
     for path in [PROJECT / "pom.xml", *sorted((PROJECT / "src").rglob("*.java"))]:
         digest.update(path.relative_to(PROJECT).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
-
-
-def _java() -> str:
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / "java").exists():
-        return str(Path(home) / "bin" / "java")
-    java = shutil.which("java")
-    if not java:
-        raise RuntimeError("no `java` on PATH (Neo4j 5.26 needs Java 17 or 21)")
-    return java
 
 
 def build() -> None:
@@ -136,10 +145,28 @@ class Neo4jServer:
         self.stop()
 
 
-def start(workdir: Path, timeout: float = 120, attempts: int = 3) -> Neo4jServer:
+def java_command(bolt_port: int, http_port: int, data: Path, full_jit: bool = False,
+                 page_cache: Optional[str] = None) -> list[str]:
+    """The launcher's command line: the JDK of :func:`tests.servers.jvm.choose`, the heap
+    (``NEO4J_TEST_HEAP``), the JIT mode (:func:`tests.servers.jvm.jit_options`) and the page
+    cache (``page_cache``, else ``NEO4J_TEST_PAGECACHE``, else :data:`PAGE_CACHE`)."""
+    jdk = jvm.choose()
+    heap = os.environ.get("NEO4J_TEST_HEAP", HEAP)
+    cache = page_cache or os.environ.get("NEO4J_TEST_PAGECACHE") or PAGE_CACHE
+    return [jdk.java, f"-Xmx{heap}", "-Xms128m", "-XX:+UseSerialGC", *jvm.jit_options(jdk, full_jit, vector_api=False),
+            "-XX:+ExitOnOutOfMemoryError",
+            "-cp", f"{TARGET / 'classes'}{os.pathsep}{TARGET / 'lib'}{os.sep}*", MAIN_CLASS,
+            "--bolt-port", str(bolt_port), "--http-port", str(http_port), "--pagecache", str(size_bytes(cache)),
+            "--data", str(data)]
+
+
+def start(workdir: Path, timeout: float = 120, attempts: int = 3, full_jit: Optional[bool] = None,
+          page_cache: Optional[str] = None) -> Neo4jServer:
     """Start Neo4j on free local ports with its data under ``workdir``; returns once Bolt is up.
 
-    A port taken between picking it and the JVM binding it is retried on new ports."""
+    ``full_jit``: C2 as well as C1 (None: ``TEST_SERVERS_FULL_JIT``; :mod:`tests.servers.jvm`);
+    ``page_cache``: e.g. ``"1g"`` (:func:`java_command`). A port taken between picking it and
+    the JVM binding it is retried on new ports."""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     if not (TARGET / "lib").is_dir():
@@ -148,12 +175,8 @@ def start(workdir: Path, timeout: float = 120, attempts: int = 3) -> Neo4jServer
         bolt_port, http_port = _free_port(), _free_port()
         while http_port == bolt_port:
             http_port = _free_port()
-        jit = [] if os.environ.get("NEO4J_TEST_FULL_JIT") else ["-XX:TieredStopAtLevel=1"]  # fast start
-        heap = os.environ.get("NEO4J_TEST_HEAP", HEAP)
-        cmd = [_java(), f"-Xmx{heap}", "-Xms128m", "-XX:+UseSerialGC", *jit,
-               "-XX:+ExitOnOutOfMemoryError",
-               "-cp", f"{TARGET / 'classes'}{os.pathsep}{TARGET / 'lib'}{os.sep}*", MAIN_CLASS,
-               "--bolt-port", str(bolt_port), "--http-port", str(http_port), "--data", str(workdir / "neo4j")]
+        cmd = java_command(bolt_port, http_port, workdir / "neo4j",
+                           jvm.full_jit_default() if full_jit is None else full_jit, page_cache)
         process = subprocess.Popen(cmd, cwd=workdir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, text=True, bufsize=1)
         server = Neo4jServer(process, bolt_port, http_port, workdir / "neo4j-server.log")

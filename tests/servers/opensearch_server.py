@@ -30,7 +30,8 @@ l2). Always give ``"method": {"name": "hnsw", "engine": "lucene", ...}``: a ``kn
 without a method defaults to faiss in 2.19, and faiss/nmslib indices fail at the first
 refresh (UnsatisfiedLinkError in the node log, the shard fails, the request hangs).
 
-Environment: ``OPENSEARCH_JAVA`` (java binary to use, default ``java`` on PATH),
+Environment: ``OPENSEARCH_JAVA`` (java binary to use, default the newest JDK 17-25 installed),
+``TEST_SERVERS_JAVA_HOME`` / ``TEST_SERVERS_FULL_JIT`` (:mod:`tests.servers.jvm`),
 ``OPENSEARCH_HEAP`` (the whole JVM's heap, all nodes together; default ``1g`` for one node,
 ``512m * (nodes + 1)`` for several, e.g. ``1536m`` for 2), ``OPENSEARCH_JAVA_OPTS`` (extra JVM
 options, appended).
@@ -51,6 +52,12 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Optional
+
+try:
+    from tests.servers import jvm
+except ImportError:  # run as a script: python tests/servers/<name>_server.py
+    import jvm  # type: ignore[no-redef]
 
 PROJECT = Path(__file__).resolve().parent / "opensearch"
 TARGET = PROJECT / "target"
@@ -172,25 +179,28 @@ def _default_heap(nodes: int) -> str:
     return "1g" if nodes == 1 else f"{512 * (nodes + 1)}m"
 
 
-def _java_cmd(ports: list[int], data: Path) -> list[str]:
-    java = os.environ.get("OPENSEARCH_JAVA") or shutil.which("java") or "java"
+def _java_cmd(ports: list[int], data: Path, full_jit: bool = False) -> list[str]:
+    """The launcher's command line: ``OPENSEARCH_JAVA`` or the JDK of :func:`tests.servers.jvm.choose`,
+    the heap, the JIT mode (C1 only for the tests; the full JIT with Lucene's vector API on a JDK 20+:
+    :func:`tests.servers.jvm.jit_options`), then ``OPENSEARCH_JAVA_OPTS``."""
+    named = os.environ.get("OPENSEARCH_JAVA")
+    jdk = jvm.Jdk(named, None) if named else jvm.choose()
     heap = os.environ.get("OPENSEARCH_HEAP") or _default_heap(len(ports))
-    # C1 only (TieredStopAtLevel=1): on 2 cores this halves start time (~5 s instead of ~12 s)
-    # and is faster for short test workloads too, since C2 compilation competes for the CPUs.
-    opts = [f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC", "-XX:TieredStopAtLevel=1",
+    opts = [f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC", *jvm.jit_options(jdk, full_jit),
             "-Djava.awt.headless=true", "-Dfile.encoding=UTF-8"]
     opts += shlex.split(os.environ.get("OPENSEARCH_JAVA_OPTS", ""))
     args = ["--http-port", ",".join(map(str, ports)), "--data", str(data)]
     if len(ports) > 1:
         args = ["--nodes", str(len(ports)), *args]
-    return [java, *opts, "-cp", f"{TARGET / 'classes'}:{TARGET / 'lib'}/*",
+    return [jdk.java, *opts, "-cp", f"{TARGET / 'classes'}:{TARGET / 'lib'}/*",
             "lit3r.OpenSearchServer", *args]
 
 
-def start(workdir: Path, timeout: float = 180, nodes: int = 1) -> OpenSearchServer:
+def start(workdir: Path, timeout: float = 180, nodes: int = 1, full_jit: Optional[bool] = None) -> OpenSearchServer:
     """Start ``nodes`` nodes (one JVM) with data in ``workdir/opensearch-data`` and their output
     in ``workdir/opensearch.log``; return once one node is yellow/green, or, for ``nodes > 1``,
-    once all nodes have joined and the cluster is green.
+    once all nodes have joined and the cluster is green. ``full_jit``: C2 and Lucene's vector
+    API (None: ``TEST_SERVERS_FULL_JIT``; :mod:`tests.servers.jvm`).
 
     Raises RuntimeError with the last 40 log lines if it exits or is not ready in ``timeout`` s.
     Call ``build()`` first.
@@ -206,7 +216,8 @@ def start(workdir: Path, timeout: float = 180, nodes: int = 1) -> OpenSearchServ
         ports = _free_ports(nodes)
         ready = ("READY " + " ".join(f"http://127.0.0.1:{p}" for p in ports) + "\n").encode()
         with open(log_path, "wb") as log:
-            proc = subprocess.Popen(_java_cmd(ports, workdir / "opensearch-data"), cwd=workdir,
+            cmd = _java_cmd(ports, workdir / "opensearch-data", jvm.full_jit_default() if full_jit is None else full_jit)
+            proc = subprocess.Popen(cmd, cwd=workdir,
                                     stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         server = OpenSearchServer(proc, ports, workdir, log_path)

@@ -17,29 +17,31 @@ import org.neo4j.harness.Neo4jBuilders;
  * Starts a real in-process Neo4j 5 server for tests: Bolt on 127.0.0.1:PORT, auth disabled.
  * LOAD CSV is confined as in docker-compose.yml: no file:/// URLs, the import folder DIR/import,
  * and every IPv4 and IPv6 address blocked for http(s)/ftp URLs.
- * Args: --bolt-port N [--http-port M] --data DIR. Prints "READY bolt://127.0.0.1:N" once up;
+ * Args: --bolt-port N [--http-port M] [--pagecache BYTES] --data DIR (page cache default 64 MiB). Prints "READY bolt://127.0.0.1:N" once up;
  * stops on SIGTERM/SIGINT or when stdin closes.
  */
 public final class Neo4jServer {
     public static void main(String[] args) throws Exception {
         int bolt = -1, http = -1;
+        long pagecache = 64L << 20;
         Path data = null;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--bolt-port" -> bolt = Integer.parseInt(args[i + 1]);
                 case "--http-port" -> http = Integer.parseInt(args[i + 1]);
                 case "--data" -> data = Path.of(args[i + 1]);
+                case "--pagecache" -> pagecache = Long.parseLong(args[i + 1]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
         if (bolt <= 0 || data == null) {
-            System.err.println("usage: Neo4jServer --bolt-port N [--http-port M] --data DIR");
+            System.err.println("usage: Neo4jServer --bolt-port N [--http-port M] [--pagecache BYTES] --data DIR");
             System.exit(2);
         }
         Files.createDirectories(data.resolve("import"));
         Neo4jBuilder builder = Neo4jBuilders.newInProcessBuilder(data)
                 .withConfig(GraphDatabaseSettings.auth_enabled, false)
-                .withConfig(GraphDatabaseSettings.pagecache_memory, 64L << 20)
+                .withConfig(GraphDatabaseSettings.pagecache_memory, pagecache)
                 .withConfig(GraphDatabaseSettings.allow_file_urls, false)
                 .withConfig(GraphDatabaseSettings.load_csv_file_url_root, data.resolve("import").toAbsolutePath())
                 .withConfig(GraphDatabaseInternalSettings.cypher_ip_blocklist,
