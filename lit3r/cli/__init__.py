@@ -11,87 +11,31 @@ import sqlite3
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import click
 
-from graph.errors import escaped, first_unreadable, one_line_message, shown_text
+from graph.errors import escaped
 from graph.progress import Reporter
 from ingest.corpus import PARSERS, ingest_metadata_only
 from lit3r.cli.browser import browser
+from lit3r.cli.common import secrets_of, settings_of, warn_stale
 from lit3r.cli.cypher import cypher
+from lit3r.cli.errors import Lit3rGroup
 from lit3r.cli.graph import graph
 from lit3r.cli.mcp import mcp
-from lit3r.cli.params import OPTION, PAPER_IDS, TABLE_SCHEMA, OneLineUsageError, command_path_of, options_dict
+from lit3r.cli.params import OPTION, PAPER_IDS, TABLE_SCHEMA, OneLineUsageError, options_dict
 from lit3r.cli.render import print_answer, print_shown, print_table, toml
 from lit3r.cli.trace import graph_trace, trace
-from lit3r.config import Settings, load_settings
+from lit3r.config import Settings
 from lit3r.disk import full_disk_line as _full_disk
-from lit3r.errors import Lit3rError, PermissionDenied, UnknownIdError, clean_line
-from lit3r.redact import masked, redact, redact_data, secret_values
+from lit3r.errors import clean_line
+from lit3r.redact import masked, redact, redact_data
 from lit3r.server_errors import server_errors, server_message
 
 if TYPE_CHECKING:  # loaded by the commands that use them (the engine loads torch, lit3r.show PyMuPDF)
     from lit3r.pipeline.engine import AskResult, Engine
     from lit3r.show import ShowReport
-
-
-#: ``ctx.meta`` key of the arguments the ``lit3r`` group resolves its command from.
-_ARGS_KEY = "lit3r.args"
-
-
-class Lit3rGroup(click.Group):
-    """The ``lit3r`` group: runs a command and turns the errors Lit3R expects into one line,
-    secrets masked."""
-
-    def make_context(self, info_name: Optional[str], args: list[str], parent: Optional[click.Context] = None,
-                     **extra: Any) -> click.Context:
-        try:  # the group's own options (`lit3r --bogus`) are parsed here
-            return super().make_context(info_name, args, parent, **extra)
-        except click.UsageError as exc:
-            raise OneLineUsageError.of(exc) from None
-
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[Optional[str], Optional[click.Command],
-                                                                          list[str]]:
-        ctx.meta[_ARGS_KEY] = list(args)  # the command's name and arguments, for a usage error without a context
-        return super().resolve_command(ctx, args)
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return self._invoke(ctx)
-        except click.UsageError as exc:  # click's own, about the arguments given (a subcommand's are parsed here)
-            raise OneLineUsageError.of(exc, command_path_of(ctx, ctx.meta.get(_ARGS_KEY, []))) from None
-        except click.ClickException as exc:
-            raise click.ClickException(one_line_message(redact(exc.format_message(), _secrets(ctx)))) from None
-
-    def _invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except click.ClickException:  # a usage error: said at once (the drivers' errors are not even imported)
-            raise
-        except UnknownIdError as exc:
-            settings = (ctx.obj or {}).get("settings")
-            if settings is not None and settings.backend != "embedded":
-                raise click.ClickException(
-                    f"the servers disagree: {exc} is in one of Neo4j and OpenSearch, not in the other (a load "
-                    f"changed or was edited by hand): run `lit3r ingest PDF_DIR` to repair the load") from None
-            raise click.ClickException(str(exc)) from None
-        except Lit3rError as exc:
-            raise click.ClickException(str(exc)) from None
-        except PermissionError as exc:  # a file or folder this user may not read: its permissions, not a rebuild
-            raise click.ClickException(str(PermissionDenied.of(exc))) from None
-        except sqlite3.DatabaseError as exc:
-            settings = (ctx.obj or {}).get("settings")
-            blocked = first_unreadable(settings.index_dir, settings.index_dir / "lit3r.sqlite") \
-                if settings is not None else None
-            if blocked:  # SQLite says only "unable to open database file"
-                raise click.ClickException(str(PermissionDenied(blocked))) from None
-            where = f"the index in {settings.index_dir}" if settings is not None else "the index"
-            raise click.ClickException(f"{where} is damaged ({_clean(exc)}): run `lit3r ingest PDF_DIR --rebuild` "
-                                       f"to rebuild it") from None
-        except _server_errors() as exc:
-            settings = (ctx.obj or {}).get("settings")
-            raise click.ClickException(_server_message(settings, exc)) from None
 
 
 @click.group(cls=Lit3rGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -108,36 +52,6 @@ def main(ctx: click.Context, home: Optional[str]) -> None:
     for name in ("neo4j", "opensearch"):  # the drivers' retry chatter; failures come out as one line
         logging.getLogger(name).setLevel(logging.CRITICAL)
     ctx.obj = {"home": Path(home) if home is not None else None}
-
-
-def _settings(ctx: click.Context, **overrides: Any) -> Settings:
-    """Effective settings with the command's ``overrides`` (nested dicts merge into the
-    configured values), kept in ``ctx.obj`` for error messages; one-line error naming the bad
-    field."""
-    try:
-        settings = load_settings(**{"home": (ctx.obj or {}).get("home"), **overrides})
-    except OSError as exc:  # the data folder (or a file in it) cannot be used: say which and what to do
-        import errno
-
-        where = shown_text(exc.filename if exc.filename is not None else (ctx.obj or {}).get("home"), 120)
-        if exc.errno == errno.ENAMETOOLONG:
-            raise click.ClickException(f"the data folder path is too long ({where}): pass a shorter --home "
-                                       f"(or LIT3R_HOME)") from None
-        if isinstance(exc, PermissionError):
-            raise click.ClickException(str(PermissionDenied.of(exc))) from None
-        raise click.ClickException(f"bad configuration: {exc.strerror or exc} ({where}): pass another --home (or "
-                                   f"LIT3R_HOME) or fix that path") from None
-    except Lit3rError as exc:
-        raise click.ClickException(f"bad configuration: {' '.join(str(exc).split())}") from None
-    if ctx.obj is None:
-        ctx.obj = {}
-    ctx.obj["settings"] = settings  # the group's dict too: its error handler reads them
-    return settings
-
-
-def _secrets(ctx: click.Context) -> list[str]:
-    """The secret values of the loaded settings and the environment (:mod:`lit3r.redact`)."""
-    return secret_values((ctx.obj or {}).get("settings"))
 
 
 @main.command()
@@ -177,7 +91,7 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
     With --metadata-only (no PDF_DIR), the papers of the --metadata file are added by title,
     venue, year and abstract alone: only the title-based search lanes can find them.
     """
-    settings = _settings(ctx, **({"home": out_dir} if out_dir else {}))
+    settings = settings_of(ctx, **({"home": out_dir} if out_dir else {}))
     out_dir = settings.home
     if metadata_only and (pdf_dir is not None or metadata_file is None):
         raise OneLineUsageError("--metadata-only takes no PDF_DIR and needs --metadata POOL.jsonl")
@@ -306,10 +220,10 @@ def ask(ctx: click.Context, question: str, options: tuple[tuple[str, str], ...],
     from lit3r.show import show_dir
 
     opts = options_dict(options)
-    settings = _settings(ctx, **({"llm": {"provider": llm}} if llm else {}))
+    settings = settings_of(ctx, **({"llm": {"provider": llm}} if llm else {}))
     show = show_dir(show) if show is not None else None  # a bad folder is refused before the models load
     engine = Engine(settings)
-    _warn_stale(settings)
+    warn_stale(settings)
     with engine.snapshot():  # the answer and what is printed about it come from one corpus
         result = engine.ask(question, options=opts or None, query_id="cli", table_schema=table_schema,
                             papers=papers, progress=Reporter())  # LLM rounds and readings, on stderr
@@ -318,9 +232,9 @@ def ask(ctx: click.Context, question: str, options: tuple[tuple[str, str], ...],
             stored = _store_trace(ctx, settings, engine, result, quiet=True) if trace_graph else None
             extra = {"trace_graph": stored} if stored else {}
             click.echo(json.dumps(redact_data({**result.to_json(), **(shown.to_json() if shown else {}), **extra},
-                                              _secrets(ctx)), indent=2, ensure_ascii=False))
+                                              secrets_of(ctx)), indent=2, ensure_ascii=False))
         else:
-            secrets = _secrets(ctx)
+            secrets = secrets_of(ctx)
             print_answer(result, engine.paper_heads([*result.read.papers, *result.candidates[:top]]), top, opts,
                          clean=lambda text: redact(text, secrets))
             stored = _store_trace(ctx, settings, engine, result, quiet=True) if trace_graph else None
@@ -332,15 +246,6 @@ def ask(ctx: click.Context, question: str, options: tuple[tuple[str, str], ...],
         raise click.ClickException("; ".join(shown.problems))
 
 
-def _warn_stale(settings: Settings) -> None:
-    """One ``warning:`` line on stderr when the index is older than the corpus (lit3r/index_state.py)."""
-    from lit3r.index_state import stale_index_message
-
-    stale = stale_index_message(settings)
-    if stale:
-        click.echo(f"warning: {stale}", err=True)
-
-
 def _store_trace(ctx: click.Context, settings: Settings, engine: Engine, result: AskResult,
                  quiet: bool = False) -> Optional[dict]:
     """Store one answer's evidence trace as a graph (issue 15): the store's report, None when it
@@ -348,7 +253,7 @@ def _store_trace(ctx: click.Context, settings: Settings, engine: Engine, result:
     from lit3r.cli.trace import store_or_warn
     from lit3r.trace_graph import ask_run_name, trace_line
 
-    return store_or_warn(settings, [redact_data(trace_line(result), _secrets(ctx))], ask_run_name(), engine.graph,
+    return store_or_warn(settings, [redact_data(trace_line(result), secrets_of(ctx))], ask_run_name(), engine.graph,
                          result.query_id, quiet=quiet)
 
 
@@ -392,7 +297,7 @@ def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optiona
     from lit3r.littraceqa.batch import check_out, run_batch
     from lit3r.littraceqa.inputs import scan_inputs
 
-    settings = _settings(ctx, **({"llm": {"provider": llm}} if llm else {}))
+    settings = settings_of(ctx, **({"llm": {"provider": llm}} if llm else {}))
     rows, bad = scan_inputs(queries)  # every line is checked here, before the models load
     check_out(queries, out, probe_lock=True)  # --out is not --queries, and no other run writes it
     if bad and fail_fast:
@@ -406,14 +311,14 @@ def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optiona
 
     try:
         engine = Engine(settings)
-        _warn_stale(settings)
+        warn_stale(settings)
         report = run_batch(engine, queries, out, workers=workers)
     except OSError as exc:
         full = _full_disk(exc, out, "the lines written are kept")
         raise click.ClickException(full or f"--out {out}: cannot be written ({exc.strerror or exc}): choose a "
                                    f"writable path") from None
     for qid, err in report.failures:
-        click.echo(f"failed {qid}: {redact(err, _secrets(ctx))}", err=True)
+        click.echo(f"failed {qid}: {redact(err, secrets_of(ctx))}", err=True)
     if trace_graph:
         from lit3r.cli.trace import store_or_warn
         from lit3r.trace_graph import read_trace_lines, run_name
@@ -422,7 +327,7 @@ def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optiona
         lines = read_trace_lines(traces)[0] if traces.is_file() else []
         if lines:
             store_or_warn(settings, lines, run_name(out), later=f"lit3r trace load {traces}")
-    click.echo(redact(report.summary(out), _secrets(ctx)))
+    click.echo(redact(report.summary(out), secrets_of(ctx)))
     if report.failures or report.invalid or report.stopped:
         sys.exit(1)
 
@@ -531,9 +436,9 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
     """Print the effective configuration and check each component."""
     from lit3r.cli.doctor import run_checks
 
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
     checks = run_checks(settings)  # details with secrets masked
-    config = masked(settings.model_dump(mode="json"), _secrets(ctx))
+    config = masked(settings.model_dump(mode="json"), secrets_of(ctx))
     if as_json:
         click.echo(json.dumps({"config": config, "checks": checks}, indent=2))
     else:
@@ -558,10 +463,10 @@ def config_show(ctx: click.Context, as_json: bool, changed: bool) -> None:
     (`lit3r doctor` checks it)."""
     from lit3r.config import config_file, descriptions
 
-    settings = _settings(ctx.find_root())
+    settings = settings_of(ctx.find_root())
     data = settings.model_dump(mode="json", exclude_defaults=changed)
     path = config_file(settings.home)
-    data = masked(data, _secrets(ctx))
+    data = masked(data, secrets_of(ctx))
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return

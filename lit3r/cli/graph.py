@@ -35,11 +35,11 @@ def graph() -> None:
 def open_graph_store(ctx: click.Context) -> Iterator[Any]:
     """The configured backend's graph store for one command (closed after it); an unknown
     paper id becomes one line that says how to find ids."""
-    from lit3r.cli import _settings
+    from lit3r.cli.common import settings_of
     from lit3r.errors import UnknownIdError
     from lit3r.factory import open_graph
 
-    settings = _settings(ctx.find_root())
+    settings = settings_of(ctx.find_root())
     store = open_graph(settings, connection_timeout=CONNECT_TIMEOUT, max_transaction_retry_time=2.0)
     try:
         yield store

@@ -25,11 +25,11 @@ from lit3r.trace_graph import store_traces, trace_view
 def open_trace_store(ctx: click.Context, graph: Any = None) -> Iterator[Any]:
     """The configured backend's trace store for one command (closed after it); an unknown
     question becomes one line saying how to list them."""
-    from lit3r.cli import _settings
+    from lit3r.cli.common import settings_of
     from lit3r.errors import UnknownIdError
     from lit3r.factory import trace_store
 
-    store = trace_store(_settings(ctx.find_root()), graph)
+    store = trace_store(settings_of(ctx.find_root()), graph)
     try:
         yield store
     except UnknownIdError as exc:
@@ -64,13 +64,13 @@ def trace() -> None:
 def load_cmd(ctx: click.Context, traces_file: Path, run: Optional[str], as_json: bool) -> None:
     """Store the traces of an earlier batch (OUT.traces.jsonl of `lit3r run`) as a graph,
     replacing earlier traces of the same run and query ids."""
-    from lit3r.cli import _settings
+    from lit3r.cli.common import settings_of
     from lit3r.trace_graph import read_trace_lines, run_name
 
     lines, failed = read_trace_lines(traces_file)
     if not lines:
         raise click.ClickException(f"{traces_file} holds no trace: pass the OUT.traces.jsonl of `lit3r run`")
-    report = store_traces(_settings(ctx.find_root()), lines, run or run_name(traces_file))
+    report = store_traces(settings_of(ctx.find_root()), lines, run or run_name(traces_file))
     report["failed_questions"] = failed
     if as_json:
         click.echo(json.dumps(report, indent=2))
@@ -212,15 +212,15 @@ def store_or_warn(settings: Any, lines: Sequence[dict], run: str, graph: Any = N
     (``ask --json`` puts the report in its JSON instead)."""
     import sqlite3
 
-    from lit3r.cli import _clean, _server_errors, _server_message
-    from lit3r.errors import Lit3rError
+    from lit3r.errors import Lit3rError, clean_line
+    from lit3r.server_errors import server_errors, server_message
 
-    errors: tuple[type[BaseException], ...] = (Lit3rError, OSError, sqlite3.Error, *_server_errors())
+    errors: tuple[type[BaseException], ...] = (Lit3rError, OSError, sqlite3.Error, *server_errors())
     try:
         report = store_traces(settings, lines, run, graph)
     except errors as exc:
         then = f"; then `{later}` stores it" if later else ""
-        why = _server_message(settings, exc) if isinstance(exc, _server_errors()) else _clean(exc, 300)
+        why = server_message(settings, exc) if isinstance(exc, server_errors()) else clean_line(exc, 300)
         click.echo(f"warning: the trace graph was not stored: {why}{then} (--no-trace-graph skips it)", err=True)
         return None
     if not quiet:
