@@ -7,31 +7,26 @@ Commands never change the settings they load: options become overrides.
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import click
 
-from graph.errors import escaped
 from graph.progress import Reporter
-from ingest.corpus import PARSERS, ingest_metadata_only
 from lit3r.cli.browser import browser
 from lit3r.cli.common import secrets_of, settings_of, warn_stale
 from lit3r.cli.cypher import cypher
 from lit3r.cli.errors import Lit3rGroup
 from lit3r.cli.graph import graph
+from lit3r.cli.ingest import ingest
 from lit3r.cli.mcp import mcp
 from lit3r.cli.params import OPTION, PAPER_IDS, TABLE_SCHEMA, OneLineUsageError, options_dict
 from lit3r.cli.render import print_answer, print_shown, print_table, toml
 from lit3r.cli.trace import graph_trace, trace
 from lit3r.config import Settings
 from lit3r.disk import full_disk_line as _full_disk
-from lit3r.errors import clean_line
 from lit3r.redact import masked, redact, redact_data
-from lit3r.server_errors import server_errors, server_message
 
 if TYPE_CHECKING:  # loaded by the commands that use them (the engine loads torch, lit3r.show PyMuPDF)
     from lit3r.pipeline.engine import AskResult, Engine
@@ -52,141 +47,6 @@ def main(ctx: click.Context, home: Optional[str]) -> None:
     for name in ("neo4j", "opensearch"):  # the drivers' retry chatter; failures come out as one line
         logging.getLogger(name).setLevel(logging.CRITICAL)
     ctx.obj = {"home": Path(home) if home is not None else None}
-
-
-@main.command()
-@click.argument("pdf_dir", type=click.Path(path_type=Path), required=False)
-@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=None,
-              help="Corpus folder to write (default: the data folder, --home).")
-@click.option("--metadata", "metadata_file", type=click.Path(path_type=Path), default=None,
-              help="JSONL with paper_id, title, authors, venue, year, abstract, pdf (overrides page 1).")
-@click.option("--parser", type=click.Choice(PARSERS), default=None,
-              help="pymupdf (offline default) or mineru (reads MinerU content_list.json beside each PDF).")
-@click.option("--workers", type=click.IntRange(min=1), default=None, help="Parser processes (default: CPU count).")
-@click.option("--images/--no-images", default=None, help="Save PNG crops of table and figure regions (default: yes).")
-@click.option("--reuse/--no-reuse", default=True, show_default=True,
-              help="Take the metadata, parser and images settings this folder was built with when not given.")
-@click.option("--prune", is_flag=True, help="Drop papers of earlier runs whose PDF is no longer under PDF_DIR.")
-@click.option("--replace", is_flag=True,
-              help="A file whose paper id another stored paper (other bytes) holds replaces it (default: refused).")
-@click.option("--metadata-only", "metadata_only", is_flag=True,
-              help="Add the papers of --metadata without PDFs (a paper pool: title, venue, year, abstract).")
-@click.option("--build/--no-build", default=True, show_default=True,
-              help="Also embed the chunks and build the graph store and search index.")
-@click.option("--rebuild", is_flag=True,
-              help="Rebuild the index from scratch (re-embeds every paper; for a damaged index).")
-@click.option("--json", "as_json", is_flag=True, help="Print the run report as JSON.")
-@click.pass_context
-def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path], metadata_file, parser, workers,
-           images, reuse: bool, prune: bool, replace: bool, metadata_only: bool, build: bool, rebuild: bool,
-           as_json: bool) -> None:
-    """Parse the PDFs under PDF_DIR (a folder, or one PDF) into papers, chunks and references.
-
-    Re-running is idempotent and resumes an interrupted run; bad files are reported and skipped;
-    new PDFs are added to the corpus folder (use --prune to drop papers whose PDF is gone).
-    Then (unless --no-build) embeds the chunks and builds the graph store and search index of
-    the corpus folder, so that `lit3r ask` can answer. Exits 1 when no file could be ingested.
-    The folder keeps the metadata file and parser settings it was built with (lit3r/recipe.py).
-
-    With --metadata-only (no PDF_DIR), the papers of the --metadata file are added by title,
-    venue, year and abstract alone: only the title-based search lanes can find them.
-    """
-    settings = settings_of(ctx, **({"home": out_dir} if out_dir else {}))
-    out_dir = settings.home
-    if metadata_only and (pdf_dir is not None or metadata_file is None):
-        raise OneLineUsageError("--metadata-only takes no PDF_DIR and needs --metadata POOL.jsonl")
-    if pdf_dir is None and not metadata_only:
-        raise OneLineUsageError("missing PDF_DIR: pass a folder of PDFs (or --metadata-only --metadata POOL.jsonl)")
-    from lit3r.recipe import ingest_kept
-
-    with _ingest_lock(out_dir):  # one ingest per data folder (lit3r/ingest_lock.py; the servers: a lease)
-        try:
-            if metadata_only or pdf_dir is None:
-                report = ingest_metadata_only(metadata_file, out_dir)
-            else:
-                report = ingest_kept(pdf_dir, out_dir, (metadata_file, parser, images, reuse), workers,
-                                     not as_json, prune, lambda line: click.echo(line, err=True), replace=replace)
-        except OSError as exc:  # a full disk, an unwritable or vanished output folder
-            full = _full_disk(exc, out_dir, "parsed papers are kept")
-            raise click.ClickException(full or f"{exc.filename or out_dir}: {exc.strerror or exc}: the corpus folder "
-                                       f"must be writable (choose another with --home or --out)") from None
-        except KeyboardInterrupt:
-            click.echo("Error: interrupted: parsed papers are kept; run the same command again to resume", err=True)
-            sys.exit(130)
-        built = _build(settings, as_json, rebuild) if build and report.papers else None
-    if as_json:
-        click.echo(json.dumps({"ingest": asdict(report), "build": asdict(built) if built else None}, indent=2))
-        return
-    for _file, reason in report.failures:  # escaped: a file name's non-UTF-8 bytes as \xNN, one line each
-        click.echo(f"skipped {escaped(reason)}", err=True)
-    for _file, line in report.duplicates:
-        click.echo(f"duplicate {escaped(line)}", err=True)
-    for line in report.problems[:_SHOWN_PROBLEMS]:
-        click.echo(f"warning: {escaped(line)}", err=True)
-    if len(report.problems) > _SHOWN_PROBLEMS:
-        click.echo(f"warning: {len(report.problems) - _SHOWN_PROBLEMS} more input problem(s): see "
-                   f"{out_dir / 'report.json'}", err=True)
-    pruned = f", {report.pruned} pruned" if report.pruned else ""
-    dups = f", {len(report.duplicates)} duplicate(s)" if report.duplicates else ""
-    problems = f", {len(report.problems)} input problem(s)" if report.problems else ""
-    click.echo(
-        f"{report.papers} paper(s) in {out_dir} ({report.parsed} parsed, {report.unchanged} unchanged, "
-        f"{len(report.failures)} skipped{dups}{pruned}{problems}): {report.chunks} chunks, {report.references} references "
-        f"({report.resolved_references} resolved to corpus papers); {report.seconds:.1f} s"
-    )
-    if built is not None:
-        removed = f", {built.removed_papers} removed" if built.removed_papers else ""
-        resumed = f", {built.resumed_papers} resumed from an interrupted build" if built.resumed_papers else ""
-        how = "unchanged, kept" if built.skipped else (
-            f"{built.encoded_papers} paper(s) encoded{removed}{resumed}, {built.neighbours} SIMILAR_TO edges; "
-            f"{built.seconds['total']:.1f} s")
-        click.echo(f"index in {settings.index_dir}: {how}")
-        if built.servers:
-            sv = built.servers
-            click.echo(f"servers ({settings.neo4j.uri}, {settings.opensearch.url} {settings.opensearch.index_prefix}-*): "
-                       f"{sv['papers']} paper(s), {sv['written']} written, {sv['deleted']} deleted "
-                       f"(Neo4j {sv['neo4j']['nodes_per_s']:.0f} nodes/s, OpenSearch "
-                       f"{sv['opensearch']['docs_per_s']:.0f} docs/s); {sv['seconds']:.1f} s")
-    if metadata_only and report.parsed + report.unchanged == 0:
-        raise click.ClickException(f"no paper with a title in {metadata_file}: give lines with paper_id and title")
-    if report.failures and report.parsed + report.unchanged == 0:
-        raise click.ClickException(f"none of the {report.files} PDF file(s) could be ingested (reasons above)")
-
-
-def _ingest_lock(home: Path):
-    """The data folder's ingest lock (lit3r/ingest_lock.py)."""
-    from lit3r.ingest_lock import ingest_lock
-
-    return ingest_lock(home)
-
-
-#: Input problems of an ingest printed one per line; the rest are counted (all are in report.json).
-_SHOWN_PROBLEMS = 20
-
-
-def _build(settings: Settings, quiet: bool, rebuild: bool = False):
-    from lit3r.build import build_stores
-
-    if not quiet:
-        click.echo(f"updating the index in {settings.index_dir} (new or changed papers are embedded: with the "
-                   "default encoder about 1-2 minutes per 1,000 chunks on 2 CPU cores)...", err=True)
-    try:
-        return build_stores(settings, progress=not quiet, force=rebuild)
-    except _server_errors() as exc:
-        raise click.ClickException(_server_message(settings, exc) + "; the local index is built, and the next "
-                                   "`lit3r ingest` finishes the server load") from None
-    except (sqlite3.DatabaseError, OSError) as exc:
-        full = _full_disk(exc, settings.index_dir, "the previous index still answers") \
-            if isinstance(exc, OSError) else None
-        if full:
-            raise click.ClickException(full) from None
-        raise click.ClickException(f"the index in {settings.index_dir} could not be updated ({_clean(exc)}): run "
-                                   f"`lit3r ingest PDF_DIR --rebuild` to rebuild it") from None
-    except KeyboardInterrupt:
-        before = "the previous index still answers" if (settings.index_dir / "lit3r.sqlite").is_file() else \
-            "no index is published yet"
-        click.echo(f"Error: interrupted: {before}; run the same command again to resume the build", err=True)
-        sys.exit(130)
 
 
 @main.command()
@@ -264,14 +124,6 @@ def _show(engine: Engine, result: AskResult, folder: Path) -> ShowReport:
     chunks = evidence_chunks(result.read.evidence, result.line)
     return show_evidence(chunks, engine.paper_heads([c.paper_id for c in chunks]), engine.settings.home, folder,
                          Answer(result.read.rows, result.read.freeform))
-
-
-#: The drivers' errors and their one line (lit3r/server_errors.py), caught once in Lit3rGroup.
-_server_errors, _server_message = server_errors, server_message
-
-
-#: An exception's message as one printable line (:func:`lit3r.errors.clean_line`).
-_clean = clean_line
 
 
 @main.command()
@@ -474,6 +326,7 @@ def config_show(ctx: click.Context, as_json: bool, changed: bool) -> None:
                f"{toml(data, notes=descriptions())}")
 
 
+main.add_command(ingest)  # lit3r/cli/ingest.py (the run: lit3r/ingest_run.py)
 main.add_command(cypher)  # lit3r/cli/cypher.py
 main.add_command(graph)  # lit3r/cli/graph.py: the `lit3r graph` group
 main.add_command(trace)  # lit3r/cli/trace.py: `lit3r trace load|list|show|candidates|supported|delete`
