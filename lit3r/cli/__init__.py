@@ -18,11 +18,12 @@ from lit3r.cli.browser import browser
 from lit3r.cli.common import secrets_of, settings_of, warn_stale
 from lit3r.cli.cypher import cypher
 from lit3r.cli.errors import Lit3rGroup
+from lit3r.cli.eval import eval_cmd
 from lit3r.cli.graph import graph
 from lit3r.cli.ingest import ingest
 from lit3r.cli.mcp import mcp
 from lit3r.cli.params import OPTION, PAPER_IDS, TABLE_SCHEMA, OneLineUsageError, options_dict
-from lit3r.cli.render import print_answer, print_shown, print_table, toml
+from lit3r.cli.render import print_answer, print_shown, toml
 from lit3r.cli.trace import graph_trace, trace
 from lit3r.config import Settings
 from lit3r.disk import full_disk_line as _full_disk
@@ -184,103 +185,6 @@ def run(ctx: click.Context, queries: Path, out: Path, workers: int, llm: Optiona
         sys.exit(1)
 
 
-@main.command(name="eval")
-@click.option("--gold", "gold_file", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
-              help="Gold JSONL (LitTraceQA validation format).")
-@click.option("--pred", "pred_file", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
-              help="Submission JSONL.")
-@click.option("--traces", "traces_file", type=click.Path(path_type=Path, exists=True, dir_okay=False), default=None,
-              help="Trace JSONL with ranked candidates (default: PRED.traces.jsonl when it exists).")
-@click.option("--plot", "plot_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Save the candidate recall@k curves as a PNG (needs traces).")
-@click.option("--json", "as_json", is_flag=True, help="Print every metric (and per-question scores) as JSON.")
-def eval_cmd(gold_file: Path, pred_file: Path, traces_file: Optional[Path], plot_file: Optional[Path],
-             as_json: bool) -> None:
-    """Score a submission with the official LitTraceQA metrics, plus candidate recall@k from the traces."""
-    from lit3r.littraceqa.metrics import candidate_recall, evaluate, plot_recall
-
-    traces_file = traces_file or (pred_file.with_name(pred_file.name + ".traces.jsonl")
-                                  if pred_file.with_name(pred_file.name + ".traces.jsonl").is_file() else None)
-    if plot_file and not traces_file:
-        raise click.ClickException(f"no traces for --plot: pass --traces or keep {pred_file.name}.traces.jsonl "
-                                   "(written by `lit3r run`) next to the submission")
-    if plot_file and (plot_file.suffix.lower() != ".png" or not plot_file.parent.resolve().is_dir()):
-        raise click.ClickException(f"--plot {plot_file}: give a .png file in an existing folder")
-    golds = _read_jsonl(gold_file)
-    torn: list[str] = []  # warnings for a torn last line of the submission or its traces
-    preds = _read_jsonl(pred_file, torn)  # its errors name the submission, not the gold file
-    res = evaluate(preds, golds, gold_name=str(gold_file))  # gold errors name the gold file and line
-    if traces_file:
-        res["candidate_recall"] = candidate_recall(_read_jsonl(traces_file, torn), golds)
-    res["warnings"] = [*torn, *res["warnings"]]  # a torn last line (a killed `lit3r run`) is skipped, said once
-    if plot_file:
-        rec = res["candidate_recall"]
-        curves = {"all": rec["overall"], **{f"family={k}": v for k, v in rec["by_task_family"].items()}}
-        try:
-            plot_recall(curves, plot_file, f"Candidate recall@k ({rec['questions']} questions)")
-        except OSError as exc:
-            raise click.ClickException(f"--plot {plot_file}: cannot write it ({exc.strerror or exc}): "
-                                       "choose a writable path") from None
-    for w in res["warnings"]:
-        click.echo(f"warning: {w}", err=True)
-    if as_json:
-        click.echo(json.dumps(res, indent=2))
-        return
-    cols = ["questions", "overall", "paper_f1", "evidence_f1", "mc_acc", "freeform_em", "row_f1", "cell_acc_macro",
-            "cell_acc_micro"]
-
-    def fmt(v):
-        return "-" if v is None else (str(v) if isinstance(v, int) else f"{v:.4f}")
-
-    rows = [{"group": "all", **{c: fmt(res["overall"][c]) for c in cols}}]
-    for name in ("by_task_family", "by_evidence_type"):
-        rows += [{"group": f"{name[3:]}={k}", **{c: fmt(v[c]) for c in cols}} for k, v in res[name].items()]
-    print_table(rows)
-    if res["missing_predictions"]:
-        click.echo(f"{len(res['missing_predictions'])} gold question(s) had no prediction (scored as empty)")
-    if traces_file:
-        rec = res["candidate_recall"]
-        click.echo(f"\nCandidate recall@k from {traces_file.name}:")
-        groups = [("all", rec["overall"])] + [(f"{n[3:]}={k}", v) for n in ("by_task_family", "by_evidence_type")
-                                               for k, v in rec[n].items()]
-        print_table([{"group": g, **{f"@{k}": fmt(v.get(str(k))) for k in rec["ks"]}} for g, v in groups])
-        if rec["missing_traces"]:
-            click.echo(f"{len(rec['missing_traces'])} gold question(s) had no trace (recall 0)")
-    if plot_file:
-        click.echo(f"recall@k plot saved to {plot_file}")
-
-
-def _read_jsonl(path: Path, torn: Optional[list[str]] = None) -> list[dict]:
-    """JSON lines of ``path``; one-line error (ClickException) naming ``path:line`` of a bad line.
-
-    ``torn``: for a file ``lit3r run`` writes (the submission, its traces), a torn last line (a
-    killed run, :func:`lit3r.littraceqa.batch.torn_tail`) is skipped and one warning naming the
-    file and the repair is appended to this list; without it (the gold file) it is an error too."""
-    from lit3r.littraceqa.batch import torn_tail
-    from lit3r.littraceqa.jsonl import jsonl_lines, loads_line, read_capped, why_not_json
-
-    data = read_capped(path)  # a regular file only, each line bounded
-    cut = torn_tail(data) if torn is not None else None
-    if cut is not None and torn is not None:  # (cut before decoding: a torn line can end inside a character)
-        line_no = data.count(b"\n", 0, cut) + 1
-        torn.append(f"{path}:{line_no}: the last line is cut short (a `lit3r run` was killed while writing it) and "
-                    f"is skipped: run `lit3r run` again with the same --out to repair it")
-        data = data[:cut]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise click.ClickException(f"{path}: not a UTF-8 text file: pass a JSONL file") from None
-    rows = []
-    for no, line in jsonl_lines(text):
-        if line.strip():
-            try:
-                rows.append(loads_line(line))
-            except (ValueError, RecursionError) as exc:  # also NaN, Infinity, 1e400, a 5,000-digit int
-                raise click.ClickException(f"{path}:{no}: not valid JSON ({why_not_json(exc)}): fix the line") \
-                    from None
-    return rows
-
-
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
@@ -327,6 +231,7 @@ def config_show(ctx: click.Context, as_json: bool, changed: bool) -> None:
 
 
 main.add_command(ingest)  # lit3r/cli/ingest.py (the run: lit3r/ingest_run.py)
+main.add_command(eval_cmd)  # lit3r/cli/eval.py (the scores: lit3r/littraceqa/metrics.py)
 main.add_command(cypher)  # lit3r/cli/cypher.py
 main.add_command(graph)  # lit3r/cli/graph.py: the `lit3r graph` group
 main.add_command(trace)  # lit3r/cli/trace.py: `lit3r trace load|list|show|candidates|supported|delete`
