@@ -206,21 +206,15 @@ trace.add_command(graph_trace, "show")
 
 def store_or_warn(settings: Any, lines: Sequence[dict], run: str, graph: Any = None,
                   query_id: Optional[str] = None, later: str = "", quiet: bool = False) -> Optional[dict[str, Any]]:
-    """:func:`store_traces` for ``lit3r ask`` / ``lit3r run``: the answer is already out, so a
-    trace store that cannot be written is one warning on stderr (with the fix), not a failure;
-    ``later``: the command that stores the traces afterwards; ``quiet``: no note when stored
-    (``ask --json`` puts the report in its JSON instead)."""
-    import sqlite3
+    """:func:`lit3r.traces.keep_traces` for ``lit3r ask`` / ``lit3r run``: the answer is already
+    out, so a trace store that cannot be written is one warning on stderr (with the fix), not a
+    failure; ``later``: the command that stores the traces afterwards; ``quiet``: no note when
+    stored (``ask --json`` puts the report in its JSON instead)."""
+    from lit3r.traces import keep_traces
 
-    from lit3r.errors import Lit3rError, clean_line
-    from lit3r.server_errors import server_errors, server_message
-
-    errors: tuple[type[BaseException], ...] = (Lit3rError, OSError, sqlite3.Error, *server_errors())
-    try:
-        report = store_traces(settings, lines, run, graph)
-    except errors as exc:
+    report, why = keep_traces(settings, lines, run, graph)
+    if report is None:
         then = f"; then `{later}` stores it" if later else ""
-        why = server_message(settings, exc) if isinstance(exc, server_errors()) else clean_line(exc, 300)
         click.echo(f"warning: the trace graph was not stored: {why}{then} (--no-trace-graph skips it)", err=True)
         return None
     if not quiet:
