@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Optional
 import click
 
 from graph.progress import Reporter
-from lit3r.cli.common import secrets_of, settings_of, warn_stale
+from lit3r.cli.common import llm_option, secrets_of, settings_of, warn_stale
 from lit3r.cli.params import OPTION, PAPER_IDS, TABLE_SCHEMA, options_dict
 from lit3r.cli.render import print_answer, print_shown
 from lit3r.redact import redact, redact_data
@@ -30,8 +30,7 @@ if TYPE_CHECKING:  # loaded by the command itself (the engine loads the models, 
 @click.option("--json", "as_json", is_flag=True, help="Print the submission object, candidates and timings as JSON.")
 @click.option("--top", default=10, show_default=True, type=click.IntRange(min=1),
               help="Candidates shown in the readable output.")
-@click.option("--llm", "llm", type=click.Choice(["none", "local", "openai"]), default=None,
-              help="Override the configured LLM provider for this run.")
+@llm_option
 @click.option("--papers", "papers", type=PAPER_IDS, default=None, help="Read only these papers: retrieval is skipped.")
 @click.option("--table-schema", "table_schema", type=TABLE_SCHEMA, default=None,
               help='Ask for a table answer: \'[{"name": "Method", "type": "string", "is_row_key": true}, ...]\'.')

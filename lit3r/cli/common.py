@@ -55,3 +55,12 @@ def warn_stale(settings: Settings) -> None:
     stale = stale_index_message(settings)
     if stale:
         click.echo(f"warning: {stale}", err=True)
+
+
+def llm_option(f: Any) -> Any:
+    """``--llm NAME``: the LLM provider for this run, one of the provider registry's names
+    (:data:`lit3r.llm.providers.PROVIDERS`: a provider added there is a choice here)."""
+    from lit3r.llm.providers import PROVIDERS
+
+    return click.option("--llm", "llm", type=click.Choice(list(PROVIDERS)), default=None,
+                        help="Override the configured LLM provider for this run.")(f)

@@ -11,7 +11,7 @@ from typing import Optional
 
 import click
 
-from lit3r.cli.common import secrets_of, settings_of, warn_stale
+from lit3r.cli.common import llm_option, secrets_of, settings_of, warn_stale
 from lit3r.disk import full_disk_line
 from lit3r.redact import redact
 
@@ -23,8 +23,7 @@ from lit3r.redact import redact
               help="Submission JSONL (appended; query ids already there are skipped).")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Questions in flight at once (helps when an LLM endpoint is the bottleneck).")
-@click.option("--llm", "llm", type=click.Choice(["none", "local", "openai"]), default=None,
-              help="Override the configured LLM provider for this run.")
+@llm_option
 @click.option("--trace-graph/--no-trace-graph", "trace_graph", default=True, show_default=True,
               help="Store the evidence trace as a graph (lit3r/cli/trace.py; run: OUT without .jsonl).")
 @click.option("--fail-fast", "fail_fast", is_flag=True,
