@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 import click
 
-from lit3r.cli.render import print_table
+from lit3r.cli.tables import echo_table
 
 #: The score columns of the readable table, in order.
 COLUMNS = ["questions", "overall", "paper_f1", "evidence_f1", "mc_acc", "freeform_em", "row_f1", "cell_acc_macro",
@@ -49,7 +49,7 @@ def eval_cmd(gold_file: Path, pred_file: Path, traces_file: Optional[Path], plot
     if as_json:
         click.echo(json.dumps(res, indent=2))
         return
-    print_table([{"group": "all", **{c: fmt(res["overall"][c]) for c in COLUMNS}}]
+    echo_table([{"group": "all", **{c: fmt(res["overall"][c]) for c in COLUMNS}}]
                 + [{"group": f"{name[3:]}={k}", **{c: fmt(v[c]) for c in COLUMNS}}
                    for name in GROUPS for k, v in res[name].items()])
     if res["missing_predictions"]:
@@ -80,6 +80,6 @@ def _echo_recall(rec: dict[str, Any], traces_file: Path) -> None:
     """The candidate recall@k table (one column per k)."""
     click.echo(f"\nCandidate recall@k from {traces_file.name}:")
     groups = [("all", rec["overall"])] + [(f"{n[3:]}={k}", v) for n in GROUPS for k, v in rec[n].items()]
-    print_table([{"group": g, **{f"@{k}": fmt(v.get(str(k))) for k in rec["ks"]}} for g, v in groups])
+    echo_table([{"group": g, **{f"@{k}": fmt(v.get(str(k))) for k in rec["ks"]}} for g, v in groups])
     if rec["missing_traces"]:
         click.echo(f"{len(rec['missing_traces'])} gold question(s) had no trace (recall 0)")
