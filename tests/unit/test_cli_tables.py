@@ -15,6 +15,8 @@ EVAL_ROW = {"group": "task_family=hidden_source_single_paper", "questions": 17, 
             "row_f1": "123456789.0123", "cell_acc_macro": "-", "cell_acc_micro": "-12,345.5%"}
 MIXED = [{"paper_id": "1706.03762", "title": "Attention Is All You Need " * 6, "score": 0.912345678,
           "works": "work:" + "x" * 90}]
+#: A number wider than the words of the other column: rich's layout alone would split it.
+WIDE_NUMBER = [{"n": "1234567890.123456789012345", "text": "a b c d e f g h i j k l m n o p q r s t u v w x y z " * 3}]
 
 
 def _lines(text: str) -> list[str]:
@@ -22,7 +24,7 @@ def _lines(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("width", [20, 40, 80, 160])
-@pytest.mark.parametrize("rows", [[EVAL_ROW], MIXED], ids=["eval", "mixed"])
+@pytest.mark.parametrize("rows", [[EVAL_ROW], MIXED, WIDE_NUMBER], ids=["eval", "mixed", "wide_number"])
 def test_no_number_is_split_and_no_column_is_dropped(rows: list[dict], width: int) -> None:
     text = render(rows, width=width)
     words = text.split()
