@@ -49,7 +49,9 @@ def open_graph_store(ctx: click.Context) -> Iterator[Any]:
         store.close()
 
 
-def _file_option(name: str, suffix: str, what: str) -> Callable:
+def file_option(name: str, suffix: str, what: str) -> Callable:
+    """``--NAME FILE``: also draw the subgraph into FILE, which must end with ``suffix`` and lie in an
+    existing folder (else a usage error naming it); ``what``: the format, for the help."""
     def check(ctx: click.Context, param: click.Parameter, value: Optional[Path]) -> Optional[Path]:
         if value is not None and (value.suffix.lower() != suffix or not value.parent.resolve().is_dir()):
             raise click.BadParameter(f"{value}: give a {suffix} file in an existing folder", ctx, param)
@@ -63,8 +65,8 @@ def _outputs(draws: bool = True) -> Callable:
     def wrap(f: Callable) -> Callable:
         f = click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")(f)
         if draws:
-            f = _file_option("html", ".html", "self-contained HTML (drawing and tables)")(f)
-            f = _file_option("png", ".png", "PNG")(f)
+            f = file_option("html", ".html", "self-contained HTML (drawing and tables)")(f)
+            f = file_option("png", ".png", "PNG")(f)
         return f
 
     return wrap

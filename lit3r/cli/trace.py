@@ -172,10 +172,10 @@ def print_trace(view: dict[str, Any]) -> None:
 
 
 def _drawing_options(f: Any) -> Any:
-    from lit3r.cli.graph import _file_option
+    from lit3r.cli.graph import file_option
 
-    f = _file_option("html", ".html", "self-contained HTML (drawing and tables)")(f)
-    return _file_option("png", ".png", "PNG")(f)
+    f = file_option("html", ".html", "self-contained HTML (drawing and tables)")(f)
+    return file_option("png", ".png", "PNG")(f)
 
 
 @click.command("trace")
