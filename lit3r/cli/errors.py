@@ -27,8 +27,13 @@ if TYPE_CHECKING:
 #: ``ctx.meta`` key of the arguments the ``lit3r`` group resolves its command from.
 ARGS_KEY = "lit3r.args"
 
-#: Exit status of a run stopped by Ctrl-C (128 + SIGINT), as the shell gives it.
-INTERRUPTED_EXIT = 130
+
+
+class Stopped(click.ClickException):
+    """A run stopped by Ctrl-C (:class:`lit3r.errors.Interrupted`): ``Error: <what is kept, how to
+    resume>``, exit 130 (128 + SIGINT, as the shell gives it)."""
+
+    exit_code = 130
 
 
 def expected_line(exc: BaseException, settings: Optional[Settings]) -> Optional[str]:
@@ -78,9 +83,8 @@ class Lit3rGroup(click.Group):
         except click.UsageError as exc:  # click's own, about the arguments given (a subcommand's are parsed here)
             raise OneLineUsageError.of(exc, command_path_of(ctx, ctx.meta.get(ARGS_KEY, []))) from None
         except click.ClickException as exc:
-            said = click.ClickException(one_line_message(redact(exc.format_message(), secrets_of(ctx))))
-            said.exit_code = exc.exit_code
-            raise said from None
+            said = Stopped if isinstance(exc, Stopped) else click.ClickException
+            raise said(one_line_message(redact(exc.format_message(), secrets_of(ctx)))) from None
 
     def _invoke(self, ctx: click.Context) -> Any:
         try:
@@ -88,9 +92,7 @@ class Lit3rGroup(click.Group):
         except click.ClickException:  # a usage error: said at once (the drivers' errors are not even imported)
             raise
         except Interrupted as exc:
-            stopped = click.ClickException(str(exc))
-            stopped.exit_code = INTERRUPTED_EXIT
-            raise stopped from None
+            raise Stopped(str(exc)) from None
         except Exception as exc:
             line = expected_line(exc, (ctx.obj or {}).get("settings"))
             if line is None:
