@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 
 from lit3r.config import Settings
 from lit3r.disk import full_disk_line
-from lit3r.errors import Interrupted, Lit3rError, clean_line
+from lit3r.errors import InputError, Interrupted, Lit3rError, clean_line
 from lit3r.server_errors import server_errors, server_message
 
 if TYPE_CHECKING:
@@ -86,7 +86,8 @@ def _parse(out_dir: Path, request: IngestRequest, progress: bool, say: Callable[
 
     try:
         if request.metadata_only or request.pdf_dir is None:
-            assert request.metadata_file is not None  # the command refuses --metadata-only without --metadata
+            if request.metadata_file is None:  # (the command refuses it as a usage error before)
+                raise InputError("nothing to ingest: pass a folder of PDFs, or a metadata file with metadata_only")
             return ingest_metadata_only(request.metadata_file, out_dir)
         return ingest_kept(request.pdf_dir, out_dir, (request.metadata_file, request.parser, request.images,
                                                       request.reuse), request.workers, progress, request.prune,
