@@ -206,11 +206,11 @@ trace.add_command(graph_trace, "show")
 
 def store_or_warn(settings: Any, lines: Sequence[dict], run: str, graph: Any = None,
                   query_id: Optional[str] = None, later: str = "", quiet: bool = False) -> Optional[dict[str, Any]]:
-    """:func:`lit3r.traces.keep_traces` for ``lit3r ask`` / ``lit3r run``: the answer is already
+    """:func:`lit3r.traces.store.keep_traces` for ``lit3r ask`` / ``lit3r run``: the answer is already
     out, so a trace store that cannot be written is one warning on stderr (with the fix), not a
     failure; ``later``: the command that stores the traces afterwards; ``quiet``: no note when
     stored (``ask --json`` puts the report in its JSON instead)."""
-    from lit3r.traces import keep_traces
+    from lit3r.traces.store import keep_traces
 
     report, why = keep_traces(settings, lines, run, graph)
     if report is None:
