@@ -104,6 +104,11 @@ class CypherFailed(Lit3rError):
     the backend or not reachable, an unknown statement, missing parameters, a syntax error."""
 
 
+class Interrupted(Lit3rError):
+    """A run stopped by Ctrl-C: the message says what is kept and how to resume; the CLI exits
+    130 (the shell's code for SIGINT) after it."""
+
+
 def clean_line(exc: BaseException, limit: int = 120) -> str:
     """An exception's message as one printable line of at most ``limit`` characters (damaged
     files and servers can put raw bytes and newlines in it)."""
@@ -113,5 +118,6 @@ def clean_line(exc: BaseException, limit: int = 120) -> str:
 
 __all__ = ["Lit3rError", "NotBuiltError", "PermissionDenied", "IndexDamaged", "BackendUnavailable", "UnknownIdError", "ConfigError",
            "BadQuestion", "InputError", "ModelError", "LLMError", "TransientLLMError", "FatalLLMError",
-           "ContextOverflow", "LLMRefusal", "Locked", "ServersMismatch", "CypherFailed", "clean_line",
+           "ContextOverflow", "LLMRefusal", "Locked", "ServersMismatch", "CypherFailed", "Interrupted",
+           "clean_line",
            "CypherRefused", "shown_id", "SHOWN_ID_CHARS"]

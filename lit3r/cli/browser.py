@@ -207,9 +207,9 @@ def _announce(base: str, bolt: str, app: Optional[BrowserApp], why: str) -> None
 def browser(ctx: click.Context, port: int, app: bool, bolt: Optional[str]) -> None:
     """Serve Neo4j Browser with Lit3R's guide and graph style on 127.0.0.1 until Ctrl-C, and print the
     one URL to open (it connects to Neo4j and plays the guide)."""
-    from lit3r.cli import _settings
+    from lit3r.cli.common import settings_of
 
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
     if bolt is None and not runs_cypher(settings):
         click.echo(f"warning: this data folder uses the {settings.backend} backend, which has no Neo4j: the Browser "
                    f"shows what a Neo4j holds once `lit3r ingest` loaded it with backend = \"neo4j+opensearch\" "

@@ -56,7 +56,7 @@ def cypher(ctx: click.Context, query_or_file: Optional[str], params: tuple[tuple
            as_json: bool, limit: int, list_: bool) -> None:
     """Run Cypher on the Neo4j store: a query, a .cypher file, or the name of a statement in the
     cypher/ folder (e.g. explore_neighbourhood --param paper_id=2007.14062; --list shows them)."""
-    from lit3r.cli import _settings
+    from lit3r.cli.common import settings_of
 
     if list_:
         rows = statement_list()
@@ -65,7 +65,7 @@ def cypher(ctx: click.Context, query_or_file: Optional[str], params: tuple[tuple
     if query_or_file is None or not query_or_file.strip():
         raise OneLineUsageError("the query is empty: pass Cypher, a .cypher file or a statement name "
                                 "(`lit3r cypher --list` lists the statements)")
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
     if not runs_cypher(settings):
         raise CypherFailed(NEEDS_NEO4J)
     query, values = resolve(query_or_file, dict(params))  # refused before anything is sent

@@ -35,11 +35,11 @@ def graph() -> None:
 def open_graph_store(ctx: click.Context) -> Iterator[Any]:
     """The configured backend's graph store for one command (closed after it); an unknown
     paper id becomes one line that says how to find ids."""
-    from lit3r.cli import _settings
+    from lit3r.cli.common import settings_of
     from lit3r.errors import UnknownIdError
     from lit3r.factory import open_graph
 
-    settings = _settings(ctx.find_root())
+    settings = settings_of(ctx.find_root())
     store = open_graph(settings, connection_timeout=CONNECT_TIMEOUT, max_transaction_retry_time=2.0)
     try:
         yield store
@@ -49,7 +49,9 @@ def open_graph_store(ctx: click.Context) -> Iterator[Any]:
         store.close()
 
 
-def _file_option(name: str, suffix: str, what: str) -> Callable:
+def file_option(name: str, suffix: str, what: str) -> Callable:
+    """``--NAME FILE``: also draw the subgraph into FILE, which must end with ``suffix`` and lie in an
+    existing folder (else a usage error naming it); ``what``: the format, for the help."""
     def check(ctx: click.Context, param: click.Parameter, value: Optional[Path]) -> Optional[Path]:
         if value is not None and (value.suffix.lower() != suffix or not value.parent.resolve().is_dir()):
             raise click.BadParameter(f"{value}: give a {suffix} file in an existing folder", ctx, param)
@@ -63,8 +65,8 @@ def _outputs(draws: bool = True) -> Callable:
     def wrap(f: Callable) -> Callable:
         f = click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")(f)
         if draws:
-            f = _file_option("html", ".html", "self-contained HTML (drawing and tables)")(f)
-            f = _file_option("png", ".png", "PNG")(f)
+            f = file_option("html", ".html", "self-contained HTML (drawing and tables)")(f)
+            f = file_option("png", ".png", "PNG")(f)
         return f
 
     return wrap

@@ -19,11 +19,11 @@ def mcp(ctx: click.Context, warm: bool) -> None:
 
     The stores and models stay open between calls; a new build of the index is picked up by the
     next call. Logs and warnings go to stderr."""
-    from lit3r.cli import _settings
+    from lit3r.cli.common import settings_of
     from lit3r.serve.server import serve
     from lit3r.serve.session import Session
 
-    settings = _settings(ctx.find_root())
+    settings = settings_of(ctx.find_root())
     announce = None
     if sys.stdin.isatty():  # run by hand: say what it is (an assistant reads stdout only)
         announce = (f"lit3r mcp: serving {settings.home} ({settings.backend} backend) to an MCP client on "

@@ -1,5 +1,6 @@
-"""What the ``lit3r`` commands print: tables, answers, configuration (as TOML; secrets are masked
-before it, by :mod:`lit3r.present.redact`)."""
+"""What the ``lit3r`` commands print: answers (a table answer through the one table printer,
+:mod:`lit3r.cli.tables`), configuration (as TOML; secrets are masked before it, by
+:mod:`lit3r.present.redact`)."""
 
 from __future__ import annotations
 
@@ -9,28 +10,13 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import click
 
+from lit3r.cli.tables import echo_table
 from lit3r.littraceqa.format import describe
 
 if TYPE_CHECKING:  # lit3r.present.show loads PyMuPDF: only `ask --show` needs it
     from graph.records import Paper
     from lit3r.pipeline.engine import AskResult  # loaded by `ask` itself: a usage error is said before it loads
     from lit3r.present.show import ShowReport
-
-
-def print_table(rows: list[dict]) -> None:
-    """Rows as an aligned text table (cells cut to 60 characters), then the row count."""
-    if not rows:
-        click.echo("(no rows)")
-        return
-    cols = list(rows[0])
-    cells = [[v if isinstance(v, str) else "-" if v is None else json.dumps(v, ensure_ascii=False, default=str) for v in
-              (r.get(c) for c in cols)] for r in rows]
-    widths = [min(60, max(len(c), *(len(row[i]) for row in cells))) for i, c in enumerate(cols)]
-    click.echo(" | ".join(c.ljust(w) for c, w in zip(cols, widths)))
-    click.echo("-+-".join("-" * w for w in widths))
-    for row in cells:
-        click.echo(" | ".join(v[:w].ljust(w) for v, w in zip(row, widths)))
-    click.echo(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
 
 
 _PER_PAPER = re.compile(r"^(stage 1) (\S+): (.*)$", re.S)
@@ -86,7 +72,7 @@ def print_answer(result: AskResult, heads: dict[str, Paper], top: int, options: 
         click.echo(f"{label}: {answer['freeform']['text']}")
     if "table" in answer:
         click.echo("Answer table:")
-        print_table(answer["table"]["rows"])
+        echo_table(answer["table"]["rows"])
     click.echo("\nSupporting papers:")
     for pid in read.papers:
         p = heads[pid]

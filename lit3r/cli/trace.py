@@ -25,11 +25,11 @@ from lit3r.traces.trace_graph import store_traces, trace_view
 def open_trace_store(ctx: click.Context, graph: Any = None) -> Iterator[Any]:
     """The configured backend's trace store for one command (closed after it); an unknown
     question becomes one line saying how to list them."""
-    from lit3r.cli import _settings
+    from lit3r.cli.common import settings_of
     from lit3r.errors import UnknownIdError
     from lit3r.factory import trace_store
 
-    store = trace_store(_settings(ctx.find_root()), graph)
+    store = trace_store(settings_of(ctx.find_root()), graph)
     try:
         yield store
     except UnknownIdError as exc:
@@ -64,13 +64,13 @@ def trace() -> None:
 def load_cmd(ctx: click.Context, traces_file: Path, run: Optional[str], as_json: bool) -> None:
     """Store the traces of an earlier batch (OUT.traces.jsonl of `lit3r run`) as a graph,
     replacing earlier traces of the same run and query ids."""
-    from lit3r.cli import _settings
+    from lit3r.cli.common import settings_of
     from lit3r.traces.trace_graph import read_trace_lines, run_name
 
     lines, failed = read_trace_lines(traces_file)
     if not lines:
         raise click.ClickException(f"{traces_file} holds no trace: pass the OUT.traces.jsonl of `lit3r run`")
-    report = store_traces(_settings(ctx.find_root()), lines, run or run_name(traces_file))
+    report = store_traces(settings_of(ctx.find_root()), lines, run or run_name(traces_file))
     report["failed_questions"] = failed
     if as_json:
         click.echo(json.dumps(report, indent=2))
@@ -172,10 +172,10 @@ def print_trace(view: dict[str, Any]) -> None:
 
 
 def _drawing_options(f: Any) -> Any:
-    from lit3r.cli.graph import _file_option
+    from lit3r.cli.graph import file_option
 
-    f = _file_option("html", ".html", "self-contained HTML (drawing and tables)")(f)
-    return _file_option("png", ".png", "PNG")(f)
+    f = file_option("html", ".html", "self-contained HTML (drawing and tables)")(f)
+    return file_option("png", ".png", "PNG")(f)
 
 
 @click.command("trace")
@@ -206,20 +206,15 @@ trace.add_command(graph_trace, "show")
 
 def store_or_warn(settings: Any, lines: Sequence[dict], run: str, graph: Any = None,
                   query_id: Optional[str] = None, later: str = "", quiet: bool = False) -> Optional[dict[str, Any]]:
-    """:func:`store_traces` for ``lit3r ask`` / ``lit3r run``: the answer is already out, so a
-    trace store that cannot be written is one warning on stderr (with the fix), not a failure;
-    ``later``: the command that stores the traces afterwards; ``quiet``: no note when stored
-    (``ask --json`` puts the report in its JSON instead)."""
-    from graph.sqlite import Error as SQLiteError
-    from lit3r.cli import _clean, _server_errors, _server_message
-    from lit3r.errors import Lit3rError
+    """:func:`lit3r.traces.store.keep_traces` for ``lit3r ask`` / ``lit3r run``: the answer is already
+    out, so a trace store that cannot be written is one warning on stderr (with the fix), not a
+    failure; ``later``: the command that stores the traces afterwards; ``quiet``: no note when
+    stored (``ask --json`` puts the report in its JSON instead)."""
+    from lit3r.traces.store import keep_traces
 
-    errors: tuple[type[BaseException], ...] = (Lit3rError, OSError, SQLiteError, *_server_errors())
-    try:
-        report = store_traces(settings, lines, run, graph)
-    except errors as exc:
+    report, why = keep_traces(settings, lines, run, graph)
+    if report is None:
         then = f"; then `{later}` stores it" if later else ""
-        why = _server_message(settings, exc) if isinstance(exc, _server_errors()) else _clean(exc, 300)
         click.echo(f"warning: the trace graph was not stored: {why}{then} (--no-trace-graph skips it)", err=True)
         return None
     if not quiet:

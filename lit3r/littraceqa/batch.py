@@ -28,7 +28,7 @@ from graph.errors import ServerFault
 from graph.progress import Reporter
 from lit3r.errors import InputError
 from lit3r.littraceqa.inputs import scan_inputs
-from lit3r.littraceqa.jsonl import jsonl_lines, read_capped
+from lit3r.littraceqa.jsonl import jsonl_lines, read_capped, torn_tail
 from lit3r.present.redact import redact, redact_data, secret_values
 from lit3r.present.server_errors import server_message
 
@@ -325,22 +325,6 @@ def _append(path: Path, obj: dict) -> None:
             view = view[os.write(fd, view):]
     finally:
         os.close(fd)
-
-
-def torn_tail(data: bytes) -> Optional[int]:
-    """Where the torn last line of a JSONL file written by :func:`_append` starts (a byte
-    offset into ``data``), or None: a last line without its newline that looks like the start
-    of a JSON object (``{``) but does not parse as one. A complete object without its newline,
-    or a last line that does not start with ``{``, is not torn."""
-    if not data or data.endswith(b"\n"):
-        return None
-    start = data.rfind(b"\n") + 1
-    last = data[start:]
-    try:
-        complete = isinstance(json.loads(last), dict)
-    except (ValueError, RecursionError):
-        complete = False
-    return start if not complete and last.lstrip().startswith(b"{") else None
 
 
 def _drop_torn_line(path: Path) -> None:

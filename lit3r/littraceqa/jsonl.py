@@ -11,7 +11,7 @@ import math
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from graph.errors import shown_text
 from graph.lines import jsonl_lines
@@ -79,4 +79,49 @@ def why_not_json(exc: BaseException) -> str:
     return text
 
 
-__all__ = ["MAX_LINE_BYTES", "jsonl_lines", "loads_line", "read_capped", "why_not_json"]
+def torn_tail(data: bytes) -> Optional[int]:
+    """Where the torn last line of a JSONL file written by :func:`lit3r.littraceqa.batch` (its ``_append``) starts (a byte
+    offset into ``data``), or None: a last line without its newline that looks like the start
+    of a JSON object (``{``) but does not parse as one. A complete object without its newline,
+    or a last line that does not start with ``{``, is not torn."""
+    if not data or data.endswith(b"\n"):
+        return None
+    start = data.rfind(b"\n") + 1
+    last = data[start:]
+    try:
+        complete = isinstance(json.loads(last), dict)
+    except (ValueError, RecursionError):
+        complete = False
+    return start if not complete and last.lstrip().startswith(b"{") else None
+
+
+def read_rows(path: Path, torn: list[str] | None = None) -> list[dict]:
+    """The JSON lines of ``path`` (blank lines skipped); raises InputError naming ``path:line``
+    of a bad line, or a file that is not UTF-8 text (and what :func:`read_capped` raises).
+
+    ``torn``: for a file ``lit3r run`` writes (the submission, its traces), a torn last line (a
+    killed run, :func:`torn_tail`) is skipped and one warning naming the
+    file and the repair is appended to this list; without it (the gold file) it is an error too."""
+
+    data = read_capped(path)  # a regular file only, each line bounded
+    cut = torn_tail(data) if torn is not None else None
+    if cut is not None and torn is not None:  # (cut before decoding: a torn line can end inside a character)
+        line_no = data.count(b"\n", 0, cut) + 1
+        torn.append(f"{path}:{line_no}: the last line is cut short (a `lit3r run` was killed while writing it) and "
+                    f"is skipped: run `lit3r run` again with the same --out to repair it")
+        data = data[:cut]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a UTF-8 text file: pass a JSONL file") from None
+    rows = []
+    for no, line in jsonl_lines(text):
+        if line.strip():
+            try:
+                rows.append(loads_line(line))
+            except (ValueError, RecursionError) as exc:  # also NaN, Infinity, 1e400, a 5,000-digit int
+                raise InputError(f"{path}:{no}: not valid JSON ({why_not_json(exc)}): fix the line") from None
+    return rows
+
+
+__all__ = ["MAX_LINE_BYTES", "jsonl_lines", "loads_line", "read_capped", "read_rows", "why_not_json"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 from graph.errors import shown_id, shown_text
@@ -283,3 +284,20 @@ def plot_recall(curves: dict[str, dict[Any, float]], path, title: str = "Candida
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def evaluate_files(gold_file: Path, pred_file: Path, traces_file: Optional[Path] = None) -> dict[str, Any]:
+    """:func:`evaluate` of the submission ``pred_file`` against the gold JSONL ``gold_file``, with
+    ``candidate_recall`` from ``traces_file`` when given. ``warnings`` starts with one line per torn
+    last line of the submission or its traces (a killed ``lit3r run``: skipped, said once).
+    Raises InputError naming the file and line of a bad line (gold errors name the gold file)."""
+    from lit3r.littraceqa.jsonl import read_rows
+
+    golds = read_rows(gold_file)
+    torn: list[str] = []  # warnings for a torn last line of the submission or its traces
+    preds = read_rows(pred_file, torn)  # its errors name the submission, not the gold file
+    res = evaluate(preds, golds, gold_name=str(gold_file))  # gold errors name the gold file and line
+    if traces_file:
+        res["candidate_recall"] = candidate_recall(read_rows(traces_file, torn), golds)
+    res["warnings"] = [*torn, *res["warnings"]]
+    return res

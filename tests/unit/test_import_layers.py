@@ -16,10 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The packages whose modules must not import each other in a circle.
 PACKAGES = tuple(p.name for p in (ROOT / "graph", ROOT / "ingest", ROOT / "lit3r"))
 
-#: Circles that other work of issue 26 removes (item 1: graph/; item 3: the CLI's private imports
-#: from lit3r.cli). A circle not listed here fails; one listed that is gone is fine.
-KNOWN_CIRCLES = [{"lit3r.cli", "lit3r.cli.browser", "lit3r.cli.cypher", "lit3r.cli.graph", "lit3r.cli.mcp",
-                  "lit3r.cli.trace"}]
+#: Known import circles (none: a circle fails the test).
+KNOWN_CIRCLES: list[set[str]] = []
 
 
 def _circles(graph: grimp.ImportGraph) -> list[set[str]]:

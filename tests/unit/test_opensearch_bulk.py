@@ -1,5 +1,5 @@
 """The bulk bodies of the servers' load (graph/search/opensearch_bulk.py) and the paper tokens taken
-from the chunks' (lit3r/servers.py): the same bytes and terms as before, built with less work."""
+from the chunks' (lit3r/index/load.py): the same bytes and terms as before, built with less work."""
 
 from __future__ import annotations
 
