@@ -26,6 +26,10 @@ import numpy as np
 from lit3r.errors import ModelError
 from lit3r.onnx_encoder import OnnxEncoder, exported_model
 
+#: Texts per OpenVINO run at most (``models.batch_size`` when smaller): on the 2-core AVX-512 BF16
+#: EPYC, 256 chunks of the 60 papers ran at 38.5 chunks per CPU second in runs of 16, 36.3 in 32,
+#: 31.4 in 64 (less padding per run, and the activations stay in cache; docs/ENCODERS.md).
+RUN_BATCH = 16
 #: The one-line fix when the openvino package is missing.
 INSTALL_FIX = "pip install 'lit3r[openvino]', or set models.encoder_backend = \"onnx\""
 
@@ -70,7 +74,7 @@ class _Session:
 class OpenVinoEncoder(OnnxEncoder):
     """:class:`lit3r.onnx_encoder.OnnxEncoder` with the exported model compiled by OpenVINO.
 
-    ``dtype``: ``models.dtype`` (``auto``/``bfloat16``: bf16 where native, ``float32``/``float16``:
+    ``batch_size``: texts per run, at most :data:`RUN_BATCH`. ``dtype``: ``models.dtype`` (``auto``/``bfloat16``: bf16 where native, ``float32``/``float16``:
     float32). Attributes as the ONNX encoder's, ``backend`` = ``"openvino"`` and ``precision``
     (``"bf16"`` or ``"f32"``). Raises :class:`ModelError` (one line with the fix) when the
     openvino package is missing, besides the ONNX encoder's errors.
@@ -85,6 +89,7 @@ class OpenVinoEncoder(OnnxEncoder):
         self._dtype = dtype
         super().__init__(spec, batch_size=batch_size, query_prompt=query_prompt)
         self.backend = "openvino"
+        self.batch_size = min(self.batch_size, RUN_BATCH)
         self.precision = self._session.precision
 
     def _open_session(self, folder: Path, quantize: bool) -> Any:
