@@ -3,8 +3,9 @@ the cosine of each backend's vectors with PyTorch's, on a built home's chunks (i
 
 Backends: ``torch`` (sentence-transformers, dtype auto: bfloat16 on CPUs with native bf16),
 ``torch-fp32``, ``onnx`` (lit3r/encoders/onnx_encoder.py, float32), ``onnx-int8`` (ONNX Runtime's dynamic
-int8 quantisation) and ``openvino`` (only when the ``openvino`` package is installed; skipped with a
-line otherwise). ``server`` needs ``--server-url`` (an OpenAI-compatible /v1/embeddings endpoint).
+int8 quantisation), ``openvino`` (lit3r/encoders/openvino_encoder.py: bfloat16 where the CPU has it) and
+``openvino-fp32`` (both only when the ``openvino`` package is installed, ``pip install
+'lit3r[openvino]'``; skipped with a line otherwise). ``server`` needs ``--server-url`` (an OpenAI-compatible /v1/embeddings endpoint).
 Each backend encodes the same chunks; the cosine is taken with ``torch-fp32`` (always run first) and
 with the vectors stored in the home's index (what it was built with). A backend is "correct" when
 its minimum cosine is >= 0.99.
@@ -50,39 +51,17 @@ def _load(name: str, args):
         from lit3r.encoders.onnx_encoder import OnnxEncoder
 
         return OnnxEncoder(args.model, batch_size=args.batch_size, quantize=name == "onnx-int8")
-    if name == "openvino":
-        from lit3r.encoders.onnx_encoder import OnnxEncoder, exported_model
+    if name in ("openvino", "openvino-fp32"):
+        from lit3r.encoders.openvino_encoder import OpenVinoEncoder
 
-        enc = OnnxEncoder(args.model, batch_size=args.batch_size)
-        enc._session = _OpenVinoSession(exported_model(Path(_resolve(args.model))))
-        return enc
+        return OpenVinoEncoder(args.model, batch_size=args.batch_size,
+                               dtype="float32" if name == "openvino-fp32" else "auto")
     if name == "server":
         from lit3r.encoders.remote_models import RemoteEncoder
 
         return RemoteEncoder(args.server_url, args.server_model, batch_size=args.batch_size)
-    raise SystemExit(f"unknown backend {name!r}: torch, torch-fp32, onnx, onnx-int8, openvino, server")
-
-
-def _resolve(spec: str) -> str:
-    from lit3r.models import resolve_model_path
-
-    return resolve_model_path(spec)
-
-
-class _OpenVinoSession:
-    """The ONNX export compiled by OpenVINO on the CPU, with ONNX Runtime's ``run``/``get_inputs``."""
-
-    def __init__(self, path: Path) -> None:
-        import openvino as ov
-
-        self._model = ov.Core().compile_model(str(path), "CPU")
-        self._names = [p.get_any_name() for p in self._model.inputs]
-
-    def get_inputs(self):
-        return [type("Input", (), {"name": n})() for n in self._names]
-
-    def run(self, _outputs, feeds: dict):
-        return [next(iter(self._model(feeds).values()))]
+    raise SystemExit(f"unknown backend {name!r}: torch, torch-fp32, onnx, onnx-int8, openvino, openvino-fp32, "
+                     f"server")
 
 
 def _texts(home: Path, sample: int) -> tuple[list[str], list[str]]:
@@ -113,7 +92,7 @@ def throughput(args, home: Path) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     base_cpu = None
     for name in names:
-        if name == "openvino":
+        if name.startswith("openvino"):
             try:
                 import openvino  # noqa: F401
             except ImportError:
@@ -139,7 +118,8 @@ def throughput(args, home: Path) -> dict[str, np.ndarray]:
 
 
 def recall(args, home: Path) -> None:
-    """Candidate recall@5/10 and identical top-10 lists: the home as built vs a copy with ONNX vectors."""
+    """Candidate recall@5/10 and identical top-10 lists: the home as built vs a copy encoded with
+    ``--recall-backend``."""
     from lit3r.config import load_settings
     from lit3r.index.build import build_stores
     from lit3r.littraceqa.metrics import recall_at_k
@@ -153,16 +133,16 @@ def recall(args, home: Path) -> None:
         if not (copy / "index" / "manifest.json").is_file():
             shutil.rmtree(copy, ignore_errors=True)
             shutil.copytree(home, copy, ignore=shutil.ignore_patterns("index", "index.new", "images", "llm-cache"))
-        (copy / "config.toml").write_text('[models]\nencoder_backend = "onnx"\n', encoding="utf-8")
+        (copy / "config.toml").write_text(f'[models]\nencoder_backend = "{args.recall_backend}"\n', encoding="utf-8")
         t = time.perf_counter()
         build_stores(load_settings(home=copy), batch_chunks=args.batch_chunks,
                      encoder_loader=lambda spec, **kw: load_encoder(spec, **kw))
-        print(f"\nonnx copy of {home} built in {time.perf_counter() - t:.0f} s")
+        print(f"\n{args.recall_backend} copy of {home} built in {time.perf_counter() - t:.0f} s")
         _every_chunk(home, copy)
         runs = {}
         built = json.loads((home / "index" / "manifest.json").read_text(encoding="utf-8"))["models"]
-        for label, h in (("as built", home), ("onnx", copy)):
-            backend = built.get("encoder_backend", "torch") if h == home else "onnx"
+        for label, h in (("as built", home), (args.recall_backend, copy)):
+            backend = built.get("encoder_backend", "torch") if h == home else args.recall_backend
             engine = Engine(load_settings(home=h, models={"encoder_backend": backend}))
             runs[label] = [engine.ask(g["question"], query_id=g["query_id"], answer=False).candidates for g in golds]
     print(f"{len(golds)} questions (questions_dev + dev2): candidate recall@5 / @10")
@@ -171,20 +151,20 @@ def recall(args, home: Path) -> None:
         r10 = statistics.fmean(recall_at_k(c, {p["paper_id"] for p in g["gold_papers"]}, 10)
                                for c, g in zip(cands, golds))
         print(f"  {label:9s} {r5:.3f} / {r10:.3f}")
-    same = sum(a[:10] == b[:10] for a, b in zip(runs["as built"], runs["onnx"]))
-    same5 = sum(set(a[:5]) == set(b[:5]) for a, b in zip(runs["as built"], runs["onnx"]))
+    same = sum(a[:10] == b[:10] for a, b in zip(runs["as built"], runs[args.recall_backend]))
+    same5 = sum(set(a[:5]) == set(b[:5]) for a, b in zip(runs["as built"], runs[args.recall_backend]))
     print(f"  identical top-10 lists: {same}/{len(golds)}; same top-5 sets: {same5}/{len(golds)}")
 
 
 def _every_chunk(home: Path, copy: Path) -> None:
-    """Cosine of every chunk vector of the ONNX copy with the home's stored one."""
+    """Cosine of every chunk vector of the rebuilt copy with the home's stored one."""
     from graph.search.embedded import EmbeddedSearchIndex
 
     ids = [json.loads(line)["chunk_id"] for line in (home / "chunks.jsonl").open(encoding="utf-8")]
     a = EmbeddedSearchIndex.open(home / "index").vectors_of(ids)
     b = EmbeddedSearchIndex.open(copy / "index").vectors_of(ids)
     cos = (a * b).sum(axis=1)
-    print(f"every chunk ({len(ids)}): cosine onnx vs as built: min {cos.min():.4f}, mean {cos.mean():.4f}, "
+    print(f"every chunk ({len(ids)}): cosine copy vs as built: min {cos.min():.4f}, mean {cos.mean():.4f}, "
           f"{int((cos < 0.99).sum())} below 0.99")
 
 
@@ -192,12 +172,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--home", type=Path, required=True, help="a built home (its chunks.jsonl and index)")
     ap.add_argument("--sample", type=int, default=512, help="chunks to encode, evenly spaced (0: all)")
-    ap.add_argument("--backends", default="torch,onnx,onnx-int8,openvino")
+    ap.add_argument("--backends", default="torch,onnx,openvino")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--model", default=PACKAGED_MINILM)
     ap.add_argument("--server-url", default=None)
     ap.add_argument("--server-model", default="all-MiniLM-L6-v2")
     ap.add_argument("--recall", action="store_true", help="also compare candidate rankings on questions_dev(+2)")
+    ap.add_argument("--recall-backend", default="onnx", help="the backend of the copy that --recall builds")
     ap.add_argument("--batch-chunks", type=int, default=2000)
     ap.add_argument("--tmp", default=None, help="where the onnx copy of the home is built")
     ap.add_argument("--copy", type=Path, default=None, help="build the onnx copy here and keep it (reused when built)")

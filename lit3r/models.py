@@ -262,7 +262,8 @@ def load_encoder(spec: str, device: str = "auto", batch_size: int = 64, query_pr
     loads are not cached. ``backend``: ``"torch"`` gives the :class:`SentenceEncoder` (~1 s after
     the first torch import; an 8B model far longer), ``"onnx"`` the
     :class:`lit3r.encoders.onnx_encoder.OnnxEncoder` (no torch; a SPECTER2 ``adapter`` always runs on
-    torch), ``"server"`` the :class:`lit3r.encoders.remote_models.RemoteEncoder` of ``spec`` at ``endpoint``
+    torch), ``"openvino"`` the :class:`lit3r.encoders.openvino_encoder.OpenVinoEncoder` (the same export
+    compiled by OpenVINO; bf16 where native when ``dtype`` is auto), ``"server"`` the :class:`lit3r.encoders.remote_models.RemoteEncoder` of ``spec`` at ``endpoint``
     (:meth:`lit3r.config.ModelSettings.endpoint`). ``hashing:<dim>`` gives the model-free
     :class:`HashingEncoder`. Raises :class:`ModelError` as the encoder classes do."""
     if backend == "server" and not adapter and not spec.startswith("hashing:"):
@@ -277,6 +278,10 @@ def load_encoder(spec: str, device: str = "auto", batch_size: int = 64, query_pr
         from lit3r.encoders.onnx_encoder import OnnxEncoder
 
         return OnnxEncoder(spec, batch_size=batch_size, query_prompt=query_prompt)
+    if backend == "openvino" and not adapter and not spec.startswith("hashing:"):
+        from lit3r.encoders.openvino_encoder import OpenVinoEncoder
+
+        return OpenVinoEncoder(spec, batch_size=batch_size, query_prompt=query_prompt, dtype=dtype)
     if spec.startswith("hashing:"):
         try:
             return HashingEncoder(int(spec.split(":", 1)[1]))

@@ -46,7 +46,9 @@ class ModelSettings(_Section):
     ``dtype``: weights dtype (torch backend); ``auto`` = bfloat16 on CUDA and on CPUs with native
     bf16, else float32. ``encoder_backend``: ``onnx`` runs the encoders with ONNX Runtime from a
     once-exported, cached ONNX file (:mod:`lit3r.encoders.onnx_encoder`; vectors within cosine 0.99 of
-    torch's), so questions import no PyTorch; ``torch`` runs sentence-transformers (needed for hub
+    torch's), so questions import no PyTorch; ``openvino`` compiles that file with OpenVINO
+    (:mod:`lit3r.encoders.openvino_encoder`, extra ``lit3r[openvino]``; bf16 where native unless ``dtype``
+    is float32); ``torch`` runs sentence-transformers (needed for hub
     models, SPECTER2 adapters and GPUs; the ``paper`` preset's choice). ``paper_adapter``: a SPECTER2 adapter name (``allenai/specter2`` proximity adapter); needs
     the ``adapters`` package (extra ``specter2``).
     """
@@ -62,8 +64,9 @@ class ModelSettings(_Section):
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field("auto", description="weights dtype (auto: bfloat16 where native, else float32)")
     batch_size: int = Field(64, ge=1, description="texts per encoder forward pass")
     query_prompt: Optional[str] = Field(None, description="the model's prompt name, or a literal prefix, applied to queries only")
-    encoder_backend: Literal["onnx", "torch", "server"] = Field(
-        "onnx", description="what runs the bi-encoders: onnx (ONNX Runtime, no PyTorch at question time), torch, "
+    encoder_backend: Literal["onnx", "openvino", "torch", "server"] = Field(
+        "onnx", description="what runs the bi-encoders: onnx (ONNX Runtime, no PyTorch at question time), openvino "
+                            "(the same export compiled by OpenVINO, about 2x faster; extra lit3r[openvino]), torch, "
                             "or server (an OpenAI-compatible /v1/embeddings at server_url serving the encoder names)")
     server_url: Optional[str] = Field(None, description="root URL of the embedding server (backend server)")
     reranker_url: Optional[str] = Field(None, description="root URL of the /rerank server (reranker server)")

@@ -205,8 +205,13 @@ class OnnxEncoder:
         st_cfg = _read_json(folder / "config_sentence_transformers.json")
         self._prompts: dict[str, str] = dict(st_cfg.get("prompts") or {})
         self.query_prompt = query_prompt
-        self._session = self._open(exported_model(folder, quantize=quantize))
+        self._session = self._open_session(folder, quantize)
         self.dim = int(_read_json(folder / "config.json").get("hidden_size") or self.encode(["probe"]).shape[1])
+
+    def _open_session(self, folder: Path, quantize: bool) -> Any:
+        """The runtime session of the exported model (``run``/``get_inputs`` as ONNX Runtime's);
+        :class:`lit3r.encoders.openvino_encoder.OpenVinoEncoder` compiles the same file with OpenVINO."""
+        return self._open(exported_model(folder, quantize=quantize))
 
     @staticmethod
     def _load_tokenizer(folder: Path) -> Any:

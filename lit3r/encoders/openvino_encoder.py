@@ -1,0 +1,99 @@
+"""The bi-encoder run by OpenVINO on the CPU (``models.encoder_backend = "openvino"``; optional
+extra ``lit3r[openvino]``): the fastest correct CPU path measured for all-MiniLM-L6-v2 (issue 27,
+docs/ENCODERS.md).
+
+OpenVINO compiles the same ONNX file that :mod:`lit3r.encoders.onnx_encoder` exports once and caches (no
+download, no torch at question time); tokenising, length-sorted batching, pooling and
+normalisation are :class:`lit3r.encoders.onnx_encoder.OnnxEncoder`'s. The inference precision follows
+``models.dtype``: ``auto`` runs the MatMuls in bfloat16 where the CPU has native bf16
+(OpenVINO's ``INFERENCE_PRECISION_HINT``; AVX-512 BF16 or AMX) and float32 elsewhere,
+``float32`` forces float32. Measured on the 60 papers' 8,976 chunks: every vector within cosine
+0.9999 of PyTorch float32 in bfloat16. Static int8 (NNCF post-training quantisation, calibrated
+on real chunks) was faster still but fell below cosine 0.99 on some chunks, so it is not offered.
+
+The compiled model uses the ``LATENCY`` performance hint (one stream, all the process's cores for
+one batch), which suits the encoder's one-batch-at-a-time calls; threads come from OpenVINO's own
+pool (``inference_num_threads`` unset: the cores this process may run on).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from lit3r.encoders.onnx_encoder import OnnxEncoder, exported_model
+from lit3r.errors import ModelError
+
+#: Texts per OpenVINO run at most (``models.batch_size`` when smaller): on the 2-core AVX-512 BF16
+#: EPYC, 256 chunks of the 60 papers ran at 38.5 chunks per CPU second in runs of 16, 36.3 in 32,
+#: 31.4 in 64 (less padding per run, and the activations stay in cache; docs/ENCODERS.md).
+RUN_BATCH = 16
+#: The one-line fix when the openvino package is missing.
+INSTALL_FIX = "pip install 'lit3r[openvino]', or set models.encoder_backend = \"onnx\""
+
+
+def _precision(core: Any, dtype: str) -> str:
+    """OpenVINO's inference precision for ``models.dtype``: ``bf16`` for ``auto``/``bfloat16`` on a
+    CPU that lists BF16 among its optimisation capabilities, else ``f32``."""
+    if dtype in ("auto", "bfloat16") and "BF16" in core.get_property("CPU", "OPTIMIZATION_CAPABILITIES"):
+        return "bf16"
+    return "f32"
+
+
+class _Session:
+    """An OpenVINO compiled model with ONNX Runtime's ``get_inputs``/``run`` (one infer request,
+    reused: the encoder runs one batch at a time)."""
+
+    def __init__(self, path: Path, dtype: str) -> None:
+        try:
+            import openvino as ov
+        except ImportError:
+            raise ModelError(f"models.encoder_backend = 'openvino' needs the openvino package: {INSTALL_FIX}") from None
+        core = ov.Core()
+        self.precision = _precision(core, dtype)
+        config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": self.precision}
+        try:
+            self._model = core.compile_model(str(path), "CPU", config)
+        except Exception as exc:  # a damaged cache file: the fix is to delete it
+            raise ModelError(f"OpenVINO cannot compile the ONNX export {path}: {str(exc).splitlines()[0]}: delete "
+                             f"that folder to export again, or {INSTALL_FIX.split(', or ')[1]}") from None
+        self._request = self._model.create_infer_request()
+        self._inputs = [type("Input", (), {"name": p.get_any_name()})() for p in self._model.inputs]
+
+    def get_inputs(self) -> list:
+        return self._inputs
+
+    def run(self, _outputs: Any, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        """``[last_hidden_state]`` (batch, seq, dim) float32 for the feeds (batch, seq) int64."""
+        result = self._request.infer(feeds)
+        return [np.asarray(next(iter(result.values())), dtype=np.float32)]
+
+
+class OpenVinoEncoder(OnnxEncoder):
+    """:class:`lit3r.encoders.onnx_encoder.OnnxEncoder` with the exported model compiled by OpenVINO.
+
+    ``batch_size``: texts per run, at most :data:`RUN_BATCH`. ``dtype``: ``models.dtype`` (``auto``/``bfloat16``: bf16 where native, ``float32``/``float16``:
+    float32). Attributes as the ONNX encoder's, ``backend`` = ``"openvino"`` and ``precision``
+    (``"bf16"`` or ``"f32"``). Raises :class:`ModelError` (one line with the fix) when the
+    openvino package is missing, besides the ONNX encoder's errors.
+    """
+
+    def __init__(self, spec: str, *, batch_size: int = 64, query_prompt: Optional[str] = None,
+                 dtype: str = "auto") -> None:
+        import importlib.util
+
+        if importlib.util.find_spec("openvino") is None:  # before the export: fail in a second, not after it
+            raise ModelError(f"models.encoder_backend = 'openvino' needs the openvino package: {INSTALL_FIX}")
+        self._dtype = dtype
+        super().__init__(spec, batch_size=batch_size, query_prompt=query_prompt)
+        self.backend = "openvino"
+        self.batch_size = min(self.batch_size, RUN_BATCH)
+        self.precision = self._session.precision
+
+    def _open_session(self, folder: Path, quantize: bool) -> Any:
+        return _Session(exported_model(folder, quantize=quantize), self._dtype)
+
+    def __repr__(self) -> str:
+        return f"OpenVinoEncoder({self.name!r}, dim={self.dim}, precision={self.precision!r})"

