@@ -1,4 +1,4 @@
-// Claim the servers' load lease for one ingest's load (lit3r/ingest_lock.py): taken when free,
+// Claim the servers' load lease for one ingest's load (lit3r/index/lock.py): taken when free,
 // held by this owner, or not renewed for $lease_ms; returns whether it is this owner's, who holds
 // it and how many seconds ago it was renewed. $owner $who $lease_ms=60000
 MERGE (l:Lit3rLoadLock {id: 'load'})
