@@ -21,12 +21,15 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 	@$(VENV)/bin/python -m pip install -q -e '.[dev]'
 	@touch $@
 
-.PHONY: install install-dev demo test test-fast lint bench
+.PHONY: install install-dev demo demo-pdfs test test-fast lint bench
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
-demo: $(VENV)/.installed
+# the PDF folder is checked before anything is installed
+demo-pdfs:
 	@test -d "$(PDFS)" || { echo "no PDF folder at $(PDFS): run make demo PDFS=/path/to/your/pdfs"; exit 1; }
+
+demo: demo-pdfs $(VENV)/.installed
 	$(VENV)/bin/lit3r --home "$(OUT)" ingest "$(PDFS)" $(if $(META),--metadata "$(META)")
 	$(VENV)/bin/lit3r --home "$(OUT)" ask "$(Q)"
 	@echo ""
