@@ -60,9 +60,7 @@ def test_python_m_tests_servers_runs_both_and_ctrl_c_deletes_their_data(tmp_path
         assert _size(work / "neo4j") > 10_000
         began = time.monotonic()
         proc.send_signal(signal.SIGINT)  # Ctrl-C
-        # each server gets its own stop budget (SIGTERM, then SIGKILL); a loaded CI machine once took
-        # over 120 s for both (26 s when quiet)
-        assert proc.wait(timeout=300) == 0, proc.stderr.read()[-2000:]
+        assert proc.wait(timeout=180) == 0, proc.stderr.read()[-2000:]
         print(f"stopped in {time.monotonic() - began:.1f} s")
     finally:
         if proc.poll() is None:

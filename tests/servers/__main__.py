@@ -8,6 +8,7 @@ data (Neo4j's harness folder, ``WORKDIR/opensearch/opensearch-data``) and a temp
 
 from __future__ import annotations
 
+import signal
 import sys
 import tempfile
 import time
@@ -17,6 +18,9 @@ from tests.servers import neo4j_server, opensearch_server
 
 
 def main(argv: list[str]) -> int:
+    # Ctrl-C (SIGINT) stops both even when this was started as a background job of a shell without
+    # job control, which starts it with SIGINT ignored (and Python then raises no KeyboardInterrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     temp = None if argv else tempfile.TemporaryDirectory(prefix="lit3r-servers-")
     work = Path(argv[0]) if argv else Path(temp.name)  # type: ignore[union-attr]
     try:
