@@ -19,6 +19,7 @@ import re
 from typing import TYPE_CHECKING, Optional
 
 from graph.errors import ServerFault
+from graph.server_faults import NEO4J, OPENSEARCH, driver_errors
 
 if TYPE_CHECKING:
     from lit3r.config import Settings
@@ -26,23 +27,18 @@ if TYPE_CHECKING:
 
 def server_errors() -> tuple[type[BaseException], ...]:
     """:class:`graph.errors.ServerFault` and the exception classes of the Neo4j driver and the
-    OpenSearch client (connection, auth, request) it carries, for one ``except``."""
-    from neo4j.exceptions import DriverError, Neo4jError
-    from opensearchpy.exceptions import ImproperlyConfigured, OpenSearchException
-
-    return (ServerFault, DriverError, Neo4jError, OpenSearchException, ImproperlyConfigured)
+    OpenSearch client (connection, auth, request) it carries, for one ``except``
+    (:func:`graph.server_faults.driver_errors`)."""
+    return (ServerFault, *driver_errors(NEO4J), *driver_errors(OPENSEARCH))
 
 
 def server_message(settings: Optional["Settings"], exc: BaseException) -> str:
     """``exc`` (one of :func:`server_errors`; a ServerFault is said by its ``cause``) as one line:
     ``"<server> at <address> <what happened> (<cause>): <fix>"``. ``settings``: for the address
     (None: the server's name alone)."""
-    from opensearchpy.exceptions import ImproperlyConfigured, OpenSearchException
-
     if isinstance(exc, ServerFault):
         exc = exc.cause
-
-    if isinstance(exc, (OpenSearchException, ImproperlyConfigured)):
+    if isinstance(exc, driver_errors(OPENSEARCH)):
         return _opensearch(settings, exc)
     return _neo4j(settings, exc)
 
