@@ -67,6 +67,9 @@ def unsupported(model_dir: Path) -> Optional[str]:
         return f"model_type {cfg.get('model_type')!r} is not 'bert'"
     if cfg.get("position_embedding_type", "absolute") != "absolute" or cfg.get("is_decoder"):
         return "not an encoder with absolute position embeddings"
+    missing = [k for k in ("hidden_size", "num_attention_heads", "num_hidden_layers") if not isinstance(cfg.get(k), int)]
+    if missing:
+        return f"config.json has no {', '.join(missing)}"
     if str(cfg.get("hidden_act", "gelu")) not in ACTIVATIONS:
         return f"hidden_act {cfg.get('hidden_act')!r} is not one of {', '.join(ACTIVATIONS)}"
     files = _weight_files(model_dir)
@@ -80,14 +83,14 @@ def unsupported(model_dir: Path) -> Optional[str]:
 def _load_weights(files: list[Path]) -> dict[str, np.ndarray]:
     """Every tensor of the files, keyed without the checkpoint's prefix (the part before
     ``embeddings.word_embeddings``), float tensors as float32. Raises ValueError for a dtype numpy
-    cannot hold (bfloat16)."""
+    cannot hold (bfloat16) or a damaged file."""
     from safetensors.numpy import load_file
 
     raw: dict[str, np.ndarray] = {}
     for f in files:
         try:
             raw.update(load_file(str(f)))
-        except (TypeError, ValueError) as exc:
+        except Exception as exc:  # bfloat16 (numpy has no such dtype: TypeError) or a damaged file (SafetensorError)
             raise ValueError(f"cannot read {f.name} with safetensors.numpy: {exc}") from None
     anchor = next((k for k in raw if k.endswith("embeddings.word_embeddings.weight")), None)
     if anchor is None:

@@ -201,11 +201,16 @@ def test_the_graph_equals_hugging_face_bert_for_each_activation_and_prefix(hidde
     assert np.abs(built[real] - want[real]).max() < 1e-4
 
 
-def test_a_model_that_is_not_bert_needs_torch_to_export_one_line(tmp_path):
-    """Without torch, a folder of another architecture gets the one-line fix (install the torch extra)."""
+@pytest.mark.parametrize("case", ["roberta", "damaged-bert"])
+def test_a_model_the_builder_cannot_write_needs_torch_to_export_one_line(case, tmp_path):
+    """Without torch, a folder of another architecture, or a BERT whose weights cannot be read,
+    gets the one-line fix (install the torch extra) and leaves no export behind."""
     model = tmp_path / "model"
     model.mkdir()
-    (model / "config.json").write_text(json.dumps({"model_type": "roberta", "hidden_size": 8}))
+    config = {"model_type": "bert", "hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 1}
+    (model / "config.json").write_text(json.dumps({**config, "model_type": case.split("-")[-1]}))
+    if case == "damaged-bert":
+        (model / "model.safetensors").write_bytes(b"\xff" * 64)
     env = _no_torch_env(tmp_path)
     code = ("import sys; from pathlib import Path; from lit3r.encoders.onnx_encoder import exported_model\n"
             "from lit3r.errors import ModelError\ntry:\n    exported_model(Path(sys.argv[1]))\n"
@@ -214,6 +219,9 @@ def test_a_model_that_is_not_bert_needs_torch_to_export_one_line(tmp_path):
                          timeout=300)
     assert res.returncode == 2, res.stderr[-2000:]
     lines = res.stdout.strip().splitlines()
-    assert len(lines) == 1 and "model_type 'roberta' is not 'bert'" in lines[0]
+    assert len(lines) == 1, lines
+    why = "model_type 'roberta' is not 'bert'" if case == "roberta" else "cannot read model.safetensors"
+    assert why in lines[0]
     assert "needs PyTorch to export: pip install 'lit3r[torch]', or set models.encoder_backend" in lines[0]
-    assert not list(Path(env["LIT3R_MODEL_CACHE"]).glob("onnx/*/*.onnx"))
+    assert not list(Path(env["LIT3R_MODEL_CACHE"]).glob("onnx/*/*.onnx")), "an export was left behind"
+    assert not list(Path(env["LIT3R_MODEL_CACHE"]).glob("onnx/*/.*.tmp")), "a temporary file was left behind"
