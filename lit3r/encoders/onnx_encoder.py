@@ -1,12 +1,15 @@
-"""A sentence-transformers bi-encoder run by ONNX Runtime: no PyTorch at question time.
+"""A sentence-transformers bi-encoder run by ONNX Runtime: no PyTorch, at question time or ever.
 
 The model's transformer (``AutoModel``: input_ids, attention_mask, token_type_ids ->
-last_hidden_state) is exported once to ONNX with ``torch.onnx.export`` (TorchScript exporter,
-opset :data:`OPSET`, dynamic batch and sequence axes) in a child process, so the process that
-asks never imports torch, and cached under the user cache dir
-(``platformdirs.user_cache_dir("lit3r")/onnx/<key>``), where ``<key>`` hashes the model folder, its
-files' sizes and modification times and the export settings. Two processes exporting at once
-take turns on a file lock; the file appears atomically (``os.replace``).
+last_hidden_state, dynamic batch and sequence axes, opset :data:`OPSET`) is written to ONNX once
+and cached under the user cache dir (``platformdirs.user_cache_dir("lit3r")/onnx/<key>``), where
+``<key>`` hashes the model folder, its files' sizes and modification times and the export
+settings. A BERT (``model_type`` ``"bert"`` with safetensors weights, the packaged MiniLM among
+them) is written by :mod:`lit3r.encoders.bert_onnx` from its weights with the ``onnx`` package
+alone (a few seconds, deterministic, no PyTorch); any other architecture is exported with
+``torch.onnx.export`` (TorchScript exporter) in a child process when PyTorch is installed, else
+:class:`ModelError` says to install it. Two processes exporting at once take turns on a file lock;
+the file appears atomically (``os.replace``).
 
 At encode time the texts are tokenised by the model's own ``tokenizer.json`` (the ``tokenizers``
 package: the fast tokenizer sentence-transformers uses, truncated to the model's
@@ -31,15 +34,16 @@ from typing import Any, Optional
 
 import numpy as np
 
+from lit3r.encoders.bert_onnx import OPSET  # the export's opset: part of the cache key, with EXPORT_VERSION
 from lit3r.encoders.spec import normalise, resolve_model_path
 from lit3r.errors import ModelError
 
-#: ONNX opset of the export; part of the cache key, with :data:`EXPORT_VERSION`.
-OPSET = 17
-#: Bumped when the export's graph (inputs, outputs, exporter options) changes.
-EXPORT_VERSION = "1"
+#: Bumped when the export's graph (inputs, outputs, exporter options) changes: "2", BERT graphs written
+#: by :mod:`lit3r.encoders.bert_onnx` instead of ``torch.onnx.export``.
+EXPORT_VERSION = "2"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _FIX = "set models.encoder_backend = \"torch\""
+_NEEDS_TORCH = "pip install 'lit3r[torch]', or set models.encoder_backend = \"torch\""
 
 
 def cache_root() -> Path:
@@ -64,8 +68,9 @@ def export_key(model_dir: Path) -> str:
 
 def exported_model(model_dir: Path, *, quantize: bool = False) -> Path:
     """The cached ONNX file of ``model_dir`` (float32, or int8 with ``quantize``), exporting it
-    first when missing (under a file lock; about 10 s; imports torch in a child process).
-    Raises :class:`ModelError` when the export fails or the cache dir cannot be written."""
+    first when missing (under a file lock; a BERT in a few seconds without torch, other models
+    with torch in a child process, about 10 s). Raises :class:`ModelError` when the export fails,
+    needs PyTorch that is not installed, or the cache dir cannot be written."""
     from filelock import FileLock
 
     folder = cache_root() / "onnx" / export_key(model_dir)
@@ -88,6 +93,37 @@ def exported_model(model_dir: Path, *, quantize: bool = False) -> Path:
 
 
 def _export(model_dir: Path, out: Path) -> None:
+    """Write the graph of a BERT with :mod:`lit3r.encoders.bert_onnx`; any other model with
+    :func:`_export_with_torch`, or :class:`ModelError` when torch cannot be imported."""
+    from lit3r.encoders import bert_onnx
+
+    reason = bert_onnx.unsupported(model_dir)
+    if reason is None:
+        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+        try:
+            bert_onnx.write(model_dir, tmp)
+            os.replace(tmp, out)
+            return
+        except ValueError as exc:
+            reason = str(exc)
+        finally:
+            tmp.unlink(missing_ok=True)
+    if not _torch_importable():
+        raise ModelError(f"cannot export {model_dir} to ONNX without PyTorch ({reason}): it needs PyTorch to "
+                         f"export: {_NEEDS_TORCH}")
+    _export_with_torch(model_dir, out)
+
+
+def _torch_importable() -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _export_with_torch(model_dir: Path, out: Path) -> None:
     """Run :func:`export_onnx` in a child process (torch stays out of this one)."""
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     cmd = [sys.executable, "-m", "lit3r.encoders.onnx_encoder", str(model_dir), str(tmp)]
