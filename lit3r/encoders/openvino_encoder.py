@@ -1,6 +1,5 @@
-"""The bi-encoder run by OpenVINO on the CPU (``models.encoder_backend = "openvino"``; optional
-extra ``lit3r[openvino]``): the fastest correct CPU path measured for all-MiniLM-L6-v2 (issue 27,
-docs/ENCODERS.md).
+"""The bi-encoder run by OpenVINO on the CPU (``models.encoder_backend = "openvino"``, the default):
+the fastest correct CPU path measured for all-MiniLM-L6-v2 (issue 27, docs/ENCODERS.md).
 
 OpenVINO compiles the same ONNX file that :mod:`lit3r.encoders.onnx_encoder` exports once and caches (no
 download, no torch at question time); tokenising, length-sorted batching, pooling and
@@ -13,7 +12,10 @@ on real chunks) was faster still but fell below cosine 0.99 on some chunks, so i
 
 The compiled model uses the ``LATENCY`` performance hint (one stream, all the process's cores for
 one batch), which suits the encoder's one-batch-at-a-time calls; threads come from OpenVINO's own
-pool (``inference_num_threads`` unset: the cores this process may run on).
+pool (``inference_num_threads`` unset: the cores this process may run on). The compiled blob is
+cached by OpenVINO itself (its ``CACHE_DIR`` property, :func:`compile_cache` under
+:func:`lit3r.encoders.onnx_encoder.cache_root`), so a cold ``lit3r ask`` loads it instead of
+compiling the ONNX graph again; OpenVINO keys the blob on the model, the device and the settings.
 """
 
 from __future__ import annotations
@@ -23,15 +25,20 @@ from typing import Any, Optional
 
 import numpy as np
 
-from lit3r.encoders.onnx_encoder import OnnxEncoder, exported_model
+from lit3r.encoders.onnx_encoder import OnnxEncoder, cache_root, exported_model
 from lit3r.errors import ModelError
 
 #: Texts per OpenVINO run at most (``models.batch_size`` when smaller): on the 2-core AVX-512 BF16
 #: EPYC, 256 chunks of the 60 papers ran at 38.5 chunks per CPU second in runs of 16, 36.3 in 32,
 #: 31.4 in 64 (less padding per run, and the activations stay in cache; docs/ENCODERS.md).
 RUN_BATCH = 16
-#: The one-line fix when the openvino package is missing.
-INSTALL_FIX = "pip install 'lit3r[openvino]', or set models.encoder_backend = \"onnx\""
+#: The one-line fix when the openvino package is missing (a dependency of lit3r: a broken or partial install).
+INSTALL_FIX = "pip install openvino, or set models.encoder_backend = \"onnx\""
+
+
+def compile_cache() -> Path:
+    """The folder of OpenVINO's compiled-model cache: ``<cache_root()>/openvino``."""
+    return cache_root() / "openvino"
 
 
 def _precision(core: Any, dtype: str) -> str:
@@ -54,6 +61,11 @@ class _Session:
         core = ov.Core()
         self.precision = _precision(core, dtype)
         config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": self.precision}
+        try:
+            compile_cache().mkdir(parents=True, exist_ok=True)
+            config["CACHE_DIR"] = str(compile_cache())
+        except OSError:  # an unwritable cache: compile each time (as before the cache)
+            pass
         try:
             self._model = core.compile_model(str(path), "CPU", config)
         except Exception as exc:  # a damaged cache file: the fix is to delete it
