@@ -110,3 +110,20 @@ def test_ask_on_the_openvino_home_answers_without_torch(openvino_home):
     assert "[2108.09084] Fastformer" in res.stdout, res.stdout[-1000:]
     assert "IMPORTED []" in res.stderr, res.stderr[-500:]
 
+
+
+def test_runs_in_flight_give_the_vectors_of_one_run_at_a_time(openvino_home):
+    """The default's THROUGHPUT hint with runs in flight (AsyncInferQueue) puts every row back in
+    its text's place: the same vectors, within cosine 0.9999, as the LATENCY hint one run at a time."""
+    from lit3r.config import PACKAGED_MINILM
+    from lit3r.encoders.openvino_encoder import INFLIGHT, OpenVinoEncoder
+
+    home, _, env = openvino_home
+    texts = [json.loads(line)["text"] for line in (home / "chunks.jsonl").read_text().splitlines()][:100]
+    os.environ["LIT3R_MODEL_CACHE"] = env["LIT3R_MODEL_CACHE"]
+    try:
+        both = [OpenVinoEncoder(PACKAGED_MINILM, inflight=n).encode(texts) for n in (INFLIGHT, 1)]
+    finally:
+        os.environ.pop("LIT3R_MODEL_CACHE")
+    assert INFLIGHT > 1 and both[0].shape == both[1].shape == (100, 384)
+    assert (both[0] * both[1]).sum(axis=1).min() >= 0.9999
