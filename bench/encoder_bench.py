@@ -4,8 +4,9 @@ the cosine of each backend's vectors with PyTorch's, on a built home's chunks (i
 Backends: ``torch`` (sentence-transformers, dtype auto: bfloat16 on CPUs with native bf16),
 ``torch-fp32``, ``onnx`` (lit3r/encoders/onnx_encoder.py, float32), ``onnx-int8`` (ONNX Runtime's dynamic
 int8 quantisation), ``openvino`` (lit3r/encoders/openvino_encoder.py: bfloat16 where the CPU has it) and
-``openvino-fp32`` (both only when the ``openvino`` package is installed, ``pip install
-'lit3r[openvino]'``; skipped with a line otherwise). ``server`` needs ``--server-url`` (an OpenAI-compatible /v1/embeddings endpoint).
+``openvino-fp32``, ``openvino-latency`` (the ``LATENCY`` hint, one run at a time, instead of the
+default's ``THROUGHPUT`` hint with two runs in flight; all skipped with a line when the ``openvino``
+package is missing). ``server`` needs ``--server-url`` (an OpenAI-compatible /v1/embeddings endpoint).
 Each backend encodes the same chunks; the cosine is taken with ``torch-fp32`` (always run first) and
 with the vectors stored in the home's index (what it was built with). A backend is "correct" when
 its minimum cosine is >= 0.99.
@@ -51,17 +52,18 @@ def _load(name: str, args):
         from lit3r.encoders.onnx_encoder import OnnxEncoder
 
         return OnnxEncoder(args.model, batch_size=args.batch_size, quantize=name == "onnx-int8")
-    if name in ("openvino", "openvino-fp32"):
-        from lit3r.encoders.openvino_encoder import OpenVinoEncoder
+    if name in ("openvino", "openvino-fp32", "openvino-latency"):
+        from lit3r.encoders.openvino_encoder import INFLIGHT, OpenVinoEncoder
 
         return OpenVinoEncoder(args.model, batch_size=args.batch_size,
-                               dtype="float32" if name == "openvino-fp32" else "auto")
+                               dtype="float32" if name == "openvino-fp32" else "auto",
+                               inflight=1 if name == "openvino-latency" else INFLIGHT)
     if name == "server":
         from lit3r.encoders.remote_models import RemoteEncoder
 
         return RemoteEncoder(args.server_url, args.server_model, batch_size=args.batch_size)
     raise SystemExit(f"unknown backend {name!r}: torch, torch-fp32, onnx, onnx-int8, openvino, openvino-fp32, "
-                     f"server")
+                     f"openvino-latency, server")
 
 
 def _texts(home: Path, sample: int) -> tuple[list[str], list[str]]:

@@ -23,7 +23,10 @@ Model specs: a local folder, ``package:<module>`` (an installed package with
 one-line message that names the fix.
 
 torch and sentence-transformers are imported lazily (importing them takes ~8 s), so
-``import lit3r.models`` is cheap; the first model load pays that cost once per process.
+``import lit3r.models`` is cheap; the first model load pays that cost once per process. They are
+the optional extra ``lit3r[torch]``: without them, a setting that needs them (``encoder_backend =
+"torch"``, a SPECTER2 adapter, the cross-encoder reranker, a hub model) is refused with one line
+(:func:`runtime_missing`) before any work.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
+from lit3r.encoders.runtime import TORCH_EXTRA, TORCH_FIX, has_torch, runtime_missing
+from lit3r.encoders.runtime import needs_torch as _needs_torch_backend
+from lit3r.encoders.runtime import torch_line as _torch_line
 from lit3r.encoders.spec import LOAD_FIX, resolve_model_path
 from lit3r.encoders.spec import first_line as _one_line
 from lit3r.encoders.spec import normalise as _normalise
@@ -94,6 +100,8 @@ class SentenceEncoder:
         self.adapter = adapter
         self._st: Any = None     # SentenceTransformer
         self._hf: Any = None     # (tokenizer, adapter model) for SPECTER2
+        if not has_torch():
+            raise ModelError(_needs_torch_backend(spec, "torch", adapter) or _torch_line("models.encoder_backend = 'torch'"))
         try:
             self.device = pick_device(device)
             self.dtype = pick_dtype(self.device, dtype)
@@ -266,6 +274,9 @@ def load_encoder(spec: str, device: str = "auto", batch_size: int = 64, query_pr
     compiled by OpenVINO; bf16 where native when ``dtype`` is auto), ``"server"`` the :class:`lit3r.encoders.remote_models.RemoteEncoder` of ``spec`` at ``endpoint``
     (:meth:`lit3r.config.ModelSettings.endpoint`). ``hashing:<dim>`` gives the model-free
     :class:`HashingEncoder`. Raises :class:`ModelError` as the encoder classes do."""
+    line = None if has_torch() else _needs_torch_backend(spec, backend, adapter)
+    if line:
+        raise ModelError(line)
     if backend == "server" and not adapter and not spec.startswith("hashing:"):
         from lit3r.encoders.remote_models import RemoteEncoder
 
@@ -337,6 +348,9 @@ class CrossEncoderReranker:
     def __init__(self, spec: str, *, device: str = "auto", batch_size: int = 32) -> None:
         self.name = spec
         self.batch_size = max(1, int(batch_size))
+        if not has_torch():
+            raise ModelError(_torch_line("models.reranker = 'cross-encoder'",
+                                         f"{TORCH_EXTRA}, or set models.reranker = \"bi-encoder\""))
         try:
             self.device = pick_device(device)
             path = resolve_model_path(spec)
@@ -410,5 +424,5 @@ RERANKERS: dict[str, Callable[["ModelSettings"], Optional[Reranker]]] = {
 }
 
 
-__all__ = ["ModelError", "resolve_model_path", "pick_device", "SentenceEncoder", "HashingEncoder", "load_encoder",
+__all__ = ["ModelError", "resolve_model_path", "pick_device", "has_torch", "runtime_missing", "TORCH_FIX", "SentenceEncoder", "HashingEncoder", "load_encoder",
            "CachedQueryEncoder", "CrossEncoderReranker", "make_reranker", "RERANKERS", "LOAD_FIX"]

@@ -61,7 +61,14 @@ def _check(name: str, fn, secrets: Sequence[str] = (), settings: Optional[Settin
 
 
 def _packages(settings: Settings) -> str:
-    return ", ".join(f"{p} {md.version(p)}" for p in ("pymupdf", "bm25s", "torch", "sentence-transformers"))
+    def version(name: str) -> str:
+        try:
+            return md.version(name)
+        except md.PackageNotFoundError:  # the optional ones (torch: the extra lit3r[torch])
+            return "not installed"
+
+    return ", ".join(f"{p} {version(p)}" for p in ("pymupdf", "bm25s", "onnxruntime", "openvino", "torch",
+                                                   "sentence-transformers"))
 
 
 def _corpus(settings: Settings) -> str:

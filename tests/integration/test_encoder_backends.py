@@ -1,6 +1,7 @@
-"""The ONNX Runtime encoder backend (the default): one export shared by concurrent processes, no
-torch at question time, vectors within cosine 0.99 of PyTorch's, and the backend recorded in the
-index manifest (an index of the other backend is refused by `ask` and re-encoded by `ingest`)."""
+"""The ONNX Runtime encoder backend (``models.encoder_backend = "onnx"``): one export shared by
+concurrent processes, no torch at question time, vectors within cosine 0.99 of PyTorch's, and the
+backend recorded in the index manifest (an index of another backend is refused by `ask` and
+re-encoded by `ingest`)."""
 
 from __future__ import annotations
 
@@ -60,9 +61,10 @@ def model_cache(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def onnx_home(model_cache, tmp_path_factory):
-    """``(home, pdfs, env)``: one paper ingested with the default settings (the onnx backend)."""
+    """``(home, pdfs, env)``: one paper ingested with ``encoder_backend = "onnx"``."""
     pdfs, home = tmp_path_factory.mktemp("pdfs"), tmp_path_factory.mktemp("onnx-home")
     os.symlink(CORPUS / "pdfs" / f"{PAPER}.pdf", pdfs / f"{PAPER}.pdf")
+    (home / "config.toml").write_text('[models]\nencoder_backend = "onnx"\n', encoding="utf-8")
     env = {**os.environ, "LIT3R_MODEL_CACHE": str(model_cache)}
     res = _cli("--home", str(home), "ingest", str(pdfs), "--no-images", env=env)
     assert res.returncode == 0 and "1 paper(s) encoded" in res.stdout, res.stderr[-2000:]

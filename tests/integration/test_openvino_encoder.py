@@ -1,7 +1,7 @@
-"""The OpenVINO encoder backend (``models.encoder_backend = "openvino"``, extra ``lit3r[openvino]``,
-installed with the dev extra): two real papers ingested with it, every chunk vector within cosine
-0.99 of PyTorch float32's, the backend recorded in the index manifest, and an index of it refused by
-`ask` under the onnx backend and re-encoded by `ingest` (issue 27)."""
+"""The OpenVINO encoder backend (``models.encoder_backend = "openvino"``, the default): two real
+papers ingested with the default settings, every chunk vector within cosine 0.99 of PyTorch
+float32's, the backend recorded in the index manifest, an index of it refused by `ask` under the
+onnx backend and re-encoded by `ingest`, and OpenVINO's compiled-model cache filled (issue 27)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,7 +20,6 @@ from tests.conftest import CORPUS, ROOT
 #: two short papers (82 and 83 chunks): enough text of several kinds (abstract, body, tables)
 PAPERS = ("2412.13171", "2108.09084")
 QUESTION = "How does Fastformer use additive attention to model global context with linear complexity?"
-CONFIG = '[models]\nencoder_backend = "openvino"\n'
 
 
 def _cli(*args: str, env: dict, timeout: int = 1200) -> subprocess.CompletedProcess:
@@ -29,23 +29,25 @@ def _cli(*args: str, env: dict, timeout: int = 1200) -> subprocess.CompletedProc
 
 @pytest.fixture(scope="module")
 def openvino_home(tmp_path_factory):
-    """``(home, pdfs, env)``: the two papers ingested with ``encoder_backend = "openvino"`` (an
-    empty model cache: the ONNX export happens here)."""
+    """``(home, pdfs, env)``: the two papers ingested with the default settings, no config.toml (an
+    empty model cache: the ONNX export and OpenVINO's compilation happen here)."""
     pdfs, home = tmp_path_factory.mktemp("pdfs"), tmp_path_factory.mktemp("openvino-home")
     for paper in PAPERS:
         os.symlink(CORPUS / "pdfs" / f"{paper}.pdf", pdfs / f"{paper}.pdf")
-    (home / "config.toml").write_text(CONFIG, encoding="utf-8")
     env = {**os.environ, "LIT3R_MODEL_CACHE": str(tmp_path_factory.mktemp("model-cache"))}
     res = _cli("--home", str(home), "ingest", str(pdfs), "--no-images", env=env)
     assert res.returncode == 0 and "2 paper(s) encoded" in res.stdout, res.stderr[-2000:]
     return home, pdfs, env
 
 
-def test_the_manifest_records_the_openvino_backend(openvino_home):
-    home, _, _ = openvino_home
+def test_a_home_built_with_the_default_records_the_openvino_backend(openvino_home):
+    home, _, env = openvino_home
+    assert not (home / "config.toml").exists()
     manifest = json.loads((home / "index" / "manifest.json").read_text())
     assert manifest["models"]["encoder_backend"] == "openvino"
     assert manifest["format"]["models"]["encoder_backend"] == "openvino"
+    blobs = list((Path(env["LIT3R_MODEL_CACHE"]) / "openvino").glob("*.blob"))
+    assert blobs, "OpenVINO's compiled-model cache (CACHE_DIR) is empty"  # a cold ask loads it, not compiles
 
 
 def test_openvino_vectors_are_within_cosine_0_99_of_torch_on_every_chunk(openvino_home):
@@ -108,3 +110,20 @@ def test_ask_on_the_openvino_home_answers_without_torch(openvino_home):
     assert "[2108.09084] Fastformer" in res.stdout, res.stdout[-1000:]
     assert "IMPORTED []" in res.stderr, res.stderr[-500:]
 
+
+
+def test_runs_in_flight_give_the_vectors_of_one_run_at_a_time(openvino_home):
+    """The default's THROUGHPUT hint with runs in flight (AsyncInferQueue) puts every row back in
+    its text's place: the same vectors, within cosine 0.9999, as the LATENCY hint one run at a time."""
+    from lit3r.config import PACKAGED_MINILM
+    from lit3r.encoders.openvino_encoder import INFLIGHT, OpenVinoEncoder
+
+    home, _, env = openvino_home
+    texts = [json.loads(line)["text"] for line in (home / "chunks.jsonl").read_text().splitlines()][:100]
+    os.environ["LIT3R_MODEL_CACHE"] = env["LIT3R_MODEL_CACHE"]
+    try:
+        both = [OpenVinoEncoder(PACKAGED_MINILM, inflight=n).encode(texts) for n in (INFLIGHT, 1)]
+    finally:
+        os.environ.pop("LIT3R_MODEL_CACHE")
+    assert INFLIGHT > 1 and both[0].shape == both[1].shape == (100, 384)
+    assert (both[0] * both[1]).sum(axis=1).min() >= 0.9999

@@ -12,7 +12,7 @@ def test_the_identity_names_the_backend_but_for_torch_and_hashing():
     assert encoder_identity(PACKAGED_MINILM, None) == PACKAGED_MINILM  # a manifest from before backends
     assert encoder_identity(PACKAGED_MINILM, "onnx") == f"{PACKAGED_MINILM}@onnx"
     assert encoder_identity("hashing:64", "onnx") == "hashing:64"
-    assert load_settings(home="/tmp/x").models.chunk_identity == f"{PACKAGED_MINILM}@onnx"
+    assert load_settings(home="/tmp/x").models.chunk_identity == f"{PACKAGED_MINILM}@openvino"  # the default
 
 
 def test_an_index_format_from_before_backends_still_matches_torch(tmp_path):
@@ -23,8 +23,8 @@ def test_an_index_format_from_before_backends_still_matches_torch(tmp_path):
            "query_prompt": None}
     torch = _format(load_settings(home=tmp_path, models={"encoder_backend": "torch", "server_timeout_s": 9}))
     assert torch["models"] == old
-    onnx = _format(load_settings(home=tmp_path))
-    assert onnx["models"] == {**old, "encoder_backend": "onnx"}
+    default = _format(load_settings(home=tmp_path))
+    assert default["models"] == {**old, "encoder_backend": "openvino"}
 
 
 def test_server_settings_are_checked_and_the_key_is_never_dumped(tmp_path):

