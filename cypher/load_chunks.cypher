@@ -5,7 +5,7 @@
 UNWIND $rows AS row
 MATCH (p:Paper {paper_id: row.paper_id})
 UNWIND row.chunks AS c
-CREATE (p)-[:HAS_CHUNK]->(n:Chunk {chunk_id: c.chunk_id, paper_id: row.paper_id, kind: c.kind, page: c.page,
-        section: c.section, object_id: c.object_id, text: c.text, seq: c.seq, image: c.image})
-SET n:$(CASE c.kind WHEN 'title_abstract' THEN 'TitleAbstractChunk' WHEN 'table' THEN 'TableChunk'
+CREATE (p)-[:HAS_CHUNK]->(n:Chunk:$(CASE c.kind WHEN 'title_abstract' THEN 'TitleAbstractChunk' WHEN 'table' THEN 'TableChunk'
                     WHEN 'figure' THEN 'FigureChunk' WHEN 'equation' THEN 'EquationChunk' ELSE 'TextChunk' END)
+        {chunk_id: c.chunk_id, paper_id: row.paper_id, kind: c.kind, page: c.page,
+        section: c.section, object_id: c.object_id, text: c.text, seq: c.seq, image: c.image})

@@ -270,16 +270,19 @@ class Neo4jGraphStore:
         self._write("forget_papers", ids, key="ids")
         rows = paper_rows(papers)
         self._write("load_papers", rows)
-        self._write("load_authors", [{"paper_id": r["paper_id"], "authors": r["authors"]} for r in rows if r["authors"]])
+        self._write("load_authors", [{"paper_id": r["paper_id"], "authors": [
+            {"name": a, "position": i} for a, i in {a: i for i, a in enumerate(r["authors"], 1)}.items()]}
+            for r in rows if r["authors"]])
         by_paper: dict[str, list[dict]] = {}
         for c in chunks:
             by_paper.setdefault(c["paper_id"], []).append(
                 {"chunk_id": c["chunk_id"], "kind": c["kind"], "page": c["page"], "section": c.get("section"),
                  "object_id": c.get("object_id"), "text": c["text"], "seq": c["seq"], "image": c.get("image")})
         self._write_grouped("load_chunks", [{"paper_id": p, "chunks": cs} for p, cs in by_paper.items()], "chunks")
-        self._write("load_citations", [{"paper_id": r["paper_id"], "number": r["number"], "page": r.get("page"),
-                                        "raw": r["raw"], "title": r.get("title"), "work_id": r["work_id"],
-                                        "cited_paper_id": r.get("cited_paper_id")} for r in refs])
+        cites = {(r["paper_id"], r["number"], r["work_id"]): {
+            "paper_id": r["paper_id"], "number": r["number"], "page": r.get("page"), "raw": r["raw"],
+            "title": r.get("title"), "work_id": r["work_id"], "cited_paper_id": r.get("cited_paper_id")} for r in refs}
+        self._write("load_citations", list(cites.values()))
         return len(papers) + len(chunks) + len({r["work_id"] for r in refs}) + len({a for r in rows for a in r["authors"]})
 
     def mark_loaded(self, hashes: dict[str, str]) -> None:

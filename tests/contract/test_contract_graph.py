@@ -218,3 +218,30 @@ class TestNeo4jGraphStore(OnNeo4j, GraphStoreContract):
         assert report["written"] == 0 and report["deleted"] == 0
         counts = again.run_read("MATCH (c:Chunk) RETURN count(c) AS n, count(DISTINCT c.chunk_id) AS ids", {})[0]
         assert counts["n"] == counts["ids"] == len(chunks)
+
+    def test_a_repeated_author_or_reference_is_one_edge_as_merge_made_it(self):
+        """The load creates a paper's AUTHORED_BY and CITES edges (they were deleted first): an author
+        named twice and a reference repeated (same number and work) are one edge each, with the
+        last position and the last reference's properties, written twice the same."""
+        from graph.neo4j_store import Neo4jGraphStore, connect
+
+        store = Neo4jGraphStore(connect(self.uri))
+        paper = {"paper_id": "repeats-1", "title": "Repeats", "authors": ["Ada Lovelace", "Alan Turing", "Ada Lovelace"],
+                 "source": {"file": "repeats.pdf", "sha256": "0" * 64}}
+        refs = [{"paper_id": "repeats-1", "number": 1, "raw": "first", "title": "W", "work_id": "work:repeats-w1"},
+                {"paper_id": "repeats-1", "number": 1, "raw": "again", "title": "W", "work_id": "work:repeats-w1"},
+                {"paper_id": "repeats-1", "number": 2, "raw": "other", "title": "V", "work_id": "work:repeats-w2"}]
+        try:
+            for _ in range(2):
+                store.write_papers([paper], [], refs)
+                authors = store.run_read("MATCH (:Paper {paper_id: 'repeats-1'})-[r:AUTHORED_BY]->(a) "
+                                         "RETURN a.name AS name, r.position AS position ORDER BY position", {})
+                assert authors == [{"name": "Alan Turing", "position": 2}, {"name": "Ada Lovelace", "position": 3}]
+                cites = store.run_read("MATCH (:Paper {paper_id: 'repeats-1'})-[r:CITES]->(w) "
+                                       "RETURN r.number AS n, r.raw AS raw, w.work_id AS w ORDER BY n", {})
+                assert cites == [{"n": 1, "raw": "again", "w": "work:repeats-w1"},
+                                 {"n": 2, "raw": "other", "w": "work:repeats-w2"}]
+        finally:
+            store.delete_papers(["repeats-1"])
+            store.prune_orphans()
+            store.close()

@@ -149,11 +149,18 @@ def java_command(bolt_port: int, http_port: int, data: Path, full_jit: bool = Fa
                  page_cache: Optional[str] = None) -> list[str]:
     """The launcher's command line: the JDK of :func:`tests.servers.jvm.choose`, the heap
     (``NEO4J_TEST_HEAP``), the JIT mode (:func:`tests.servers.jvm.jit_options`) and the page
-    cache (``page_cache``, else ``NEO4J_TEST_PAGECACHE``, else :data:`PAGE_CACHE`)."""
+    cache (``page_cache``, else ``NEO4J_TEST_PAGECACHE``, else :data:`PAGE_CACHE`).
+
+    With ``full_jit`` (the load benches) the heap starts at its maximum, as Neo4j's operations
+    manual advises for a server (``server.memory.heap.initial_size`` = ``max_size``): grown from
+    128 MiB, the young generation stays small through a bulk load, and each of its many
+    collections copies the open transaction's state (at 0.1 scale: 10.4 s of serial GC pauses,
+    1.2 s with the full heap; docs/BENCHMARKS.md#servers). The tests keep the small start."""
     jdk = jvm.choose()
     heap = os.environ.get("NEO4J_TEST_HEAP", HEAP)
     cache = page_cache or os.environ.get("NEO4J_TEST_PAGECACHE") or PAGE_CACHE
-    return [jdk.java, f"-Xmx{heap}", "-Xms128m", "-XX:+UseSerialGC", *jvm.jit_options(jdk, full_jit, vector_api=False),
+    return [jdk.java, f"-Xmx{heap}", f"-Xms{heap}" if full_jit else "-Xms128m", "-XX:+UseSerialGC",
+            *jvm.jit_options(jdk, full_jit, vector_api=False),
             "-XX:+ExitOnOutOfMemoryError",
             "-cp", f"{TARGET / 'classes'}{os.pathsep}{TARGET / 'lib'}{os.sep}*", MAIN_CLASS,
             "--bolt-port", str(bolt_port), "--http-port", str(http_port), "--pagecache", str(size_bytes(cache)),

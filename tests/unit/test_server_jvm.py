@@ -85,11 +85,14 @@ def test_the_launch_commands_carry_the_chosen_jdk_the_jit_mode_and_the_page_cach
     for name in ("TEST_SERVERS_JAVA_HOME", "OPENSEARCH_JAVA", "OPENSEARCH_JAVA_OPTS", "NEO4J_TEST_PAGECACHE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("TEST_SERVERS_JVM_ROOT", str(tmp_path))
+    monkeypatch.setenv("NEO4J_TEST_HEAP", "3g")
     neo = neo4j_server.java_command(1, 2, tmp_path / "data", full_jit=False)
     assert neo[0] == str(t25 / "bin" / "java") and "-XX:TieredStopAtLevel=1" in neo
     assert neo[neo.index("--pagecache") + 1] == str(64 * 2**20)
+    assert "-Xmx3g" in neo and "-Xms128m" in neo  # the tests' small graphs: the heap grows as needed
     neo = neo4j_server.java_command(1, 2, tmp_path / "data", full_jit=True, page_cache="1g")
     assert "-XX:TieredStopAtLevel=1" not in neo and "jdk.incubator.vector" not in neo  # no vector work in Neo4j
+    assert "-Xmx3g" in neo and "-Xms3g" in neo  # a load: the whole heap from the start
     assert neo[neo.index("--pagecache") + 1] == str(2**30)
     osr = opensearch_server._java_cmd([9200], tmp_path / "data", full_jit=True)
     assert osr[0] == str(t25 / "bin" / "java") and "jdk.incubator.vector" in osr
