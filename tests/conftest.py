@@ -19,6 +19,21 @@ SHARED = Path(os.environ.get("TESTS_SHARED_DATA") or ROOT.parent / "shared" / "d
 CORPUS = SHARED / "corpus"
 HARD = SHARED / "hard"
 MINERU = SHARED / "mineru"
+#: ``python -c`` code that runs the CLI in that process with its arguments, then prints on stderr
+#: ``IMPORTED [...]``: which of torch, sentence_transformers and transformers it imported.
+CLI_AND_LIST_MODULES = """
+import runpy, sys
+sys.argv = ["lit3r"] + sys.argv[1:]
+try:
+    runpy.run_module("lit3r.cli", run_name="__main__")
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+print("IMPORTED", sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules),
+      file=sys.stderr)
+sys.exit(code)
+"""
 
 
 def pytest_configure(config) -> None:

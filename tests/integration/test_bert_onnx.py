@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import CORPUS, ROOT
+from tests.conftest import CLI_AND_LIST_MODULES, CORPUS, ROOT
 
 #: two short papers (82 and 83 chunks) with abstract, body text and tables
 PAPERS = ("2412.13171", "2108.09084")
@@ -34,20 +34,6 @@ class _Blocked(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, _Blocked())
-"""
-#: Runs the CLI in this process, then says on stderr which model libraries it imported.
-CLI_AND_LIST_MODULES = """
-import runpy, sys
-sys.argv = ["lit3r"] + sys.argv[1:]
-try:
-    runpy.run_module("lit3r.cli", run_name="__main__")
-except SystemExit as exc:
-    code = exc.code
-else:
-    code = 0
-print("IMPORTED", sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules),
-      file=sys.stderr)
-sys.exit(code)
 """
 
 

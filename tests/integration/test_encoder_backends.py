@@ -15,24 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import CORPUS, ROOT
+from tests.conftest import CLI_AND_LIST_MODULES, CORPUS, ROOT
 
 PAPER = "1706.03762"
 QUESTION = "What BLEU score does the Transformer reach on WMT 2014 English-to-German?"
-#: Runs the CLI in this process, then says on stderr which model libraries it imported.
-ASK_AND_LIST_MODULES = """
-import runpy, sys
-sys.argv = ["lit3r"] + sys.argv[1:]
-try:
-    runpy.run_module("lit3r.cli", run_name="__main__")
-except SystemExit as exc:
-    code = exc.code
-else:
-    code = 0
-print("IMPORTED", sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules),
-      file=sys.stderr)
-sys.exit(code)
-"""
 
 
 def _cli(*args: str, env: dict, timeout: int = 900) -> subprocess.CompletedProcess:
@@ -80,7 +66,7 @@ def test_the_manifest_records_the_onnx_backend(onnx_home):
 
 def test_ask_imports_no_torch(onnx_home):
     home, _, env = onnx_home
-    res = subprocess.run([sys.executable, "-c", ASK_AND_LIST_MODULES, "--home", str(home), "ask", QUESTION],
+    res = subprocess.run([sys.executable, "-c", CLI_AND_LIST_MODULES, "--home", str(home), "ask", QUESTION],
                          cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     assert PAPER in res.stdout

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import CORPUS, ROOT
+from tests.conftest import CLI_AND_LIST_MODULES, CORPUS, ROOT
 
 #: two short papers (82 and 83 chunks): enough text of several kinds (abstract, body, tables)
 PAPERS = ("2412.13171", "2108.09084")
@@ -100,11 +100,7 @@ def test_an_openvino_index_is_refused_by_onnx_and_re_encoded_by_ingest(openvino_
 
 def test_ask_on_the_openvino_home_answers_without_torch(openvino_home):
     home, _, env = openvino_home
-    code = ("import runpy, sys\nsys.argv = ['lit3r'] + sys.argv[1:]\ntry:\n"
-            "    runpy.run_module('lit3r.cli', run_name='__main__')\nexcept SystemExit as exc:\n    code = exc.code\n"
-            "else:\n    code = 0\nprint('IMPORTED', sorted(m for m in ('torch', 'sentence_transformers') "
-            "if m in sys.modules), file=sys.stderr)\nsys.exit(code)\n")
-    res = subprocess.run([sys.executable, "-c", code, "--home", str(home), "ask", QUESTION], cwd=ROOT,
+    res = subprocess.run([sys.executable, "-c", CLI_AND_LIST_MODULES, "--home", str(home), "ask", QUESTION], cwd=ROOT,
                          capture_output=True, text=True, env=env, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     assert "[2108.09084] Fastformer" in res.stdout, res.stdout[-1000:]
