@@ -22,7 +22,7 @@ cache), ask_p50_s, ask_p95_s, per-stage ask timings, round5_p50_s, incremental_s
 JDK 17-25 with the full JIT: tests/servers/jvm.py) and run everything through them: the build loads the
 servers (load rates are printed), and the asks read only the servers. ``--serial`` / ``--parallel``:
 each batch's Neo4j and OpenSearch writes one after the other, or side by side (``sync_servers``'
-``parallel``; neither: the loader's default); the servers are stopped when a step fails too.
+``parallel``; neither: the loader's default, side by side); the servers are stopped when a step fails too.
 """
 
 from __future__ import annotations
@@ -349,7 +349,7 @@ def main() -> None:
     mode.add_argument("--serial", action="store_true", help="with --servers: each batch's Neo4j and OpenSearch writes "
                       "one after the other (sync_servers(parallel=False))")
     mode.add_argument("--parallel", action="store_true", help="with --servers: Neo4j's write beside OpenSearch's "
-                      "(sync_servers(parallel=True)); neither flag: the loader's default")
+                      "(sync_servers(parallel=True)); neither flag: the loader's default (side by side)")
     args = ap.parse_args()
     if args.scale <= 0:
         ap.error("--scale must be above 0")
