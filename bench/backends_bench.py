@@ -93,11 +93,15 @@ def main() -> None:
     ap.add_argument("--home", type=Path, required=True)
     ap.add_argument("--load-only", action="store_true", help="only the cold first load, with CPU seconds per process")
     ap.add_argument("--fingerprint", type=Path, default=None, help="with --load-only: write what the servers hold here")
-    ap.add_argument("--serial", action="store_true", help="with --load-only: Neo4j's and OpenSearch's writes one after "
-                    "the other (sync_servers(parallel=False))")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--serial", action="store_true", help="with --load-only: Neo4j's and OpenSearch's writes one "
+                      "after the other (sync_servers(parallel=False))")
+    mode.add_argument("--parallel", action="store_true", help="with --load-only: Neo4j's write beside OpenSearch's "
+                      "(sync_servers(parallel=True)); neither flag: the loader's default (side by side)")
     args = ap.parse_args()
     if args.load_only:
-        load_only(args.home, args.fingerprint, {"parallel": False} if args.serial else {})
+        load_only(args.home, args.fingerprint,
+                  {"parallel": False} if args.serial else {"parallel": True} if args.parallel else {})
         return
     work = Path(tempfile.mkdtemp(prefix="lit3r-servers-"))
     neo4j_server.build()

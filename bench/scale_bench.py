@@ -20,7 +20,9 @@ cache), ask_p50_s, ask_p95_s, per-stage ask timings, round5_p50_s, incremental_s
 ``--servers``: start the test Neo4j and OpenSearch (tests/servers/, heaps ``NEO4J_TEST_HEAP`` /
 ``OPENSEARCH_HEAP``, default 3g each, Neo4j page cache ``NEO4J_TEST_PAGECACHE`` default 1g, the newest
 JDK 17-25 with the full JIT: tests/servers/jvm.py) and run everything through them: the build loads the
-servers (load rates are printed), and the asks read only the servers.
+servers (load rates are printed), and the asks read only the servers. ``--serial`` / ``--parallel``:
+each batch's Neo4j and OpenSearch writes one after the other, or side by side (``sync_servers``'
+``parallel``; neither: the loader's default, side by side); the servers are stopped when a step fails too.
 """
 
 from __future__ import annotations
@@ -166,13 +168,15 @@ def _child(code: str, *args: str) -> dict:
 
 
 BUILD = r"""
-import json, os, resource, sys, time
+import functools, json, os, resource, sys, time
 from lit3r.config import load_settings
 from lit3r.index.build import build_stores
 import lit3r.index.load
 from bench.load_cpu import measured
-# the servers' load, with the CPU seconds of each process (this one, the Neo4j and OpenSearch JVMs)
-lit3r.index.load.sync_servers = measured(lit3r.index.load.sync_servers, os.environ.get("BENCH_SERVER_PIDS", ""))
+# the servers' load, with the CPU seconds of each process (this one, the Neo4j and OpenSearch JVMs);
+# argv[2]: sync_servers' keyword arguments as JSON ({"parallel": false} for --serial)
+sync = functools.partial(lit3r.index.load.sync_servers, **json.loads(sys.argv[2]))
+lit3r.index.load.sync_servers = measured(sync, os.environ.get("BENCH_SERVER_PIDS", ""))
 s = load_settings(home=sys.argv[1])
 t = time.perf_counter()
 r = build_stores(s, progress=False)
@@ -263,30 +267,8 @@ def _start_servers(work: Path):
     return neo, osr
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=float, required=True, help="fraction of the seed's 27,487 papers (1.0 = all)")
-    ap.add_argument("--fake-encoder", action="store_true", help="the model-free hashing:384 encoder")
-    ap.add_argument("--keep", type=Path, default=None, help="build in this home and leave it there")
-    ap.add_argument("--json", type=Path, default=None, help="also write the result object here")
-    ap.add_argument("--source", type=Path, default=None, help="ingested corpus folder with the real records")
-    ap.add_argument("--questions", type=int, default=30, help="warm asks to time")
-    ap.add_argument("--add", type=int, default=10, help="papers added for the incremental build (0: skip)")
-    ap.add_argument("--servers", action="store_true",
-                    help="start the test servers (tests/servers/) and run through Neo4j + OpenSearch")
-    args = ap.parse_args()
-    if args.scale <= 0:
-        ap.error("--scale must be above 0")
-    sources = _load_source(_source(args))
-    n = max(2, round(SEED_PAPERS * args.scale))
-    home = args.keep or Path(tempfile.mkdtemp(prefix="lit3r-scale-"))
-    if home.exists() and any(home.iterdir()):
-        if not (home / "papers.jsonl").is_file():
-            raise SystemExit(f"{home} is not empty and holds no corpus: pass an empty or new folder to --keep")
-        shutil.rmtree(home)
-    home.mkdir(parents=True, exist_ok=True)
-    config = '[models]\nchunk_encoder = "hashing:384"\npaper_encoder = "hashing:384"\n' if args.fake_encoder else ""
-    servers = _start_servers(home.parent / f"{home.name}-servers") if args.servers else None
+def _measure(args, sources: list[dict], n: int, home: Path, config: str, servers) -> dict:
+    """Generate the corpus in ``home``, build (and load the ``servers``), ask, add papers: the result object."""
     if servers:
         neo, osr = servers
         config = ('backend = "neo4j+opensearch"\n' + config +
@@ -298,7 +280,8 @@ def main() -> None:
     papers, chunks = write_corpus(home, synth, range(n))
     gen_s = time.perf_counter() - t
     print(f"synthetic corpus: {papers:,} papers, {chunks:,} chunks in {home} ({gen_s:.0f} s)", flush=True)
-    build = _child(BUILD, str(home))
+    load_options = json.dumps({"parallel": False} if args.serial else {"parallel": True} if args.parallel else {})
+    build = _child(BUILD, str(home), load_options)
     print(f"build: {build['s']:.0f} s, peak RSS {build['peak_rss_gb']:.2f} GiB", flush=True)
     index_gb = _du(home / "index")
     qs = [json.loads(line)["question"] for name in ("corpus/questions_dev_inputs.jsonl", "littraceqa/validation_inputs.jsonl")
@@ -315,7 +298,7 @@ def main() -> None:
     if args.add:
         # add --add papers and prune the first one; rewrite the corpus files as `lit3r ingest` would
         write_corpus(home, synth, range(1, n + args.add))
-        inc = _child(BUILD, str(home))
+        inc = _child(BUILD, str(home), load_options)
         print(f"incremental (+{args.add} papers, -1): {inc['s']:.1f} s", flush=True)
     enc = build["seconds"].get("encode", 0.0)
     result = {
@@ -333,7 +316,8 @@ def main() -> None:
     }
     if servers:
         sv = build["servers"]
-        result["servers"] = {"load_s": build["seconds"].get("servers"), "neo4j_nodes": sv["neo4j"]["nodes"],
+        result["servers"] = {"load_s": build["seconds"].get("servers"), "parallel": sv.get("parallel"),
+                             "neo4j_nodes": sv["neo4j"]["nodes"],
                              "neo4j_nodes_per_s": sv["neo4j"]["nodes_per_s"], "opensearch_docs": sv["opensearch"]["docs"],
                              "opensearch_docs_per_s": sv["opensearch"]["docs_per_s"],
                              "incremental_load_s": inc["seconds"].get("servers") if inc else None,
@@ -341,14 +325,51 @@ def main() -> None:
                              "incremental_deleted": inc["servers"]["deleted"] if inc else None,
                              "load_cpu": sv.get("cpu")}
         cpu = sv.get("cpu") or {}
-        print(f"servers: Neo4j {sv['neo4j']['nodes_per_s']:,.0f} nodes/s "
+        mode = "side by side" if sv.get("parallel") else "one after the other"
+        print(f"servers ({mode}): load {build['seconds'].get('servers', 0):.0f} s; Neo4j {sv['neo4j']['nodes_per_s']:,.0f} nodes/s "
               f"({cpu.get('neo4j_nodes_per_cpu_s', 0):,.0f} per Neo4j CPU s), OpenSearch "
               f"{sv['opensearch']['docs_per_s']:,.0f} docs/s ({cpu.get('opensearch_docs_per_cpu_s', 0):,.0f} per "
               f"OpenSearch CPU s); Python {cpu.get('python_s_per_1k_docs', 0):.2f} CPU s per 1k docs; load average "
               f"{cpu.get('loadavg_1m_before', 0):.1f} -> {cpu.get('loadavg_1m_after', 0):.1f}", flush=True)
-        for s in servers:
-            s.stop()
-        shutil.rmtree(home.parent / f"{home.name}-servers", ignore_errors=True)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, required=True, help="fraction of the seed's 27,487 papers (1.0 = all)")
+    ap.add_argument("--fake-encoder", action="store_true", help="the model-free hashing:384 encoder")
+    ap.add_argument("--keep", type=Path, default=None, help="build in this home and leave it there")
+    ap.add_argument("--json", type=Path, default=None, help="also write the result object here")
+    ap.add_argument("--source", type=Path, default=None, help="ingested corpus folder with the real records")
+    ap.add_argument("--questions", type=int, default=30, help="warm asks to time")
+    ap.add_argument("--add", type=int, default=10, help="papers added for the incremental build (0: skip)")
+    ap.add_argument("--servers", action="store_true",
+                    help="start the test servers (tests/servers/) and run through Neo4j + OpenSearch")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--serial", action="store_true", help="with --servers: each batch's Neo4j and OpenSearch writes "
+                      "one after the other (sync_servers(parallel=False))")
+    mode.add_argument("--parallel", action="store_true", help="with --servers: Neo4j's write beside OpenSearch's "
+                      "(sync_servers(parallel=True)); neither flag: the loader's default (side by side)")
+    args = ap.parse_args()
+    if args.scale <= 0:
+        ap.error("--scale must be above 0")
+    sources = _load_source(_source(args))
+    n = max(2, round(SEED_PAPERS * args.scale))
+    home = args.keep or Path(tempfile.mkdtemp(prefix="lit3r-scale-"))
+    if home.exists() and any(home.iterdir()):
+        if not (home / "papers.jsonl").is_file():
+            raise SystemExit(f"{home} is not empty and holds no corpus: pass an empty or new folder to --keep")
+        shutil.rmtree(home)
+    home.mkdir(parents=True, exist_ok=True)
+    config = '[models]\nchunk_encoder = "hashing:384"\npaper_encoder = "hashing:384"\n' if args.fake_encoder else ""
+    servers = _start_servers(home.parent / f"{home.name}-servers") if args.servers else None
+    try:
+        result = _measure(args, sources, n, home, config, servers)
+    finally:  # a failed step stops the servers too
+        for server in servers or ():
+            server.stop()
+        if servers:
+            shutil.rmtree(home.parent / f"{home.name}-servers", ignore_errors=True)
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:

@@ -68,7 +68,7 @@ def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optio
     docstring), writing through the backend's load targets (the writer seam,
     :class:`lit3r.protocols.GraphLoadTarget` / :class:`~lit3r.protocols.SearchLoadTarget`).
     ``on_batch(done_papers, total_papers)`` is called after each committed batch.
-    Returns ``{"papers", "written", "deleted", "neighbours", "neo4j": {"nodes", "seconds",
+    Returns ``{"papers", "written", "deleted", "neighbours", "parallel", "neo4j": {"nodes", "seconds",
     "nodes_per_s", "client_cpu_s"}, "opensearch": {"docs", "seconds", "docs_per_s", "client_cpu_s"},
     "seconds"}`` (``client_cpu_s``: this process's CPU seconds in the batches' writes to that server).
     ``parallel``: each batch's Neo4j write runs in a second thread while its OpenSearch documents
@@ -179,4 +179,4 @@ def sync_servers(settings: Settings, progress: bool = False, batch_chunks: Optio
         s = stats[name]
         s[f"{key}_per_s"] = s[key] / s["seconds"] if s["seconds"] else 0.0
     return {"papers": len(want), "written": len(todo), "deleted": len(gone), "neighbours": len(relink),
-            **stats, "seconds": time.perf_counter() - t0}
+            "parallel": parallel, **stats, "seconds": time.perf_counter() - t0}
