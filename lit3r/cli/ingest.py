@@ -4,10 +4,13 @@ whole report as JSON)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
+import threading
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import click
 
@@ -71,7 +74,8 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
         raise OneLineUsageError("missing PDF_DIR: pass a folder of PDFs (or --metadata-only --metadata POOL.jsonl)")
     request = IngestRequest(pdf_dir, metadata_file, parser, images, reuse, workers, prune, replace, metadata_only,
                             build, rebuild)
-    done = ingest_run(settings, request, progress=not as_json, say=lambda line: click.echo(line, err=True))
+    with sigterm_as_ctrl_c():
+        done = ingest_run(settings, request, progress=not as_json, say=lambda line: click.echo(line, err=True))
     if as_json:
         click.echo(json.dumps({"ingest": asdict(done.report), "build": asdict(done.built) if done.built else None},
                               indent=2))
@@ -83,6 +87,26 @@ def ingest(ctx: click.Context, pdf_dir: Optional[Path], out_dir: Optional[Path],
     failure = done.failure(request)
     if failure:
         raise click.ClickException(failure)
+
+
+@contextlib.contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """While the block runs, SIGTERM (``kill PID``, a service manager stopping the run) raises
+    KeyboardInterrupt as Ctrl-C does, so the ingest stops the same way: what is done is kept and
+    one line says to run the command again (:class:`lit3r.errors.Interrupted`, exit 130) instead
+    of the process dying without a word. Outside the main thread it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def echo_problems(report: IngestReport, out_dir: Path) -> None:

@@ -39,12 +39,30 @@ ACTIVATIONS = {"gelu": "erf", "gelu_new": "tanh", "gelu_pytorch_tanh": "tanh", "
 MAX_BYTES = 1_900_000_000
 
 
+class Damaged(ValueError):
+    """The model folder's files are broken (a ``config.json`` that is not a JSON object, a weight
+    file safetensors cannot read, a tensor the config needs missing): exporting with PyTorch
+    would not help, the folder must be restored."""
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message, or its repr when it has none."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else repr(exc)
+
+
 def _config(model_dir: Path) -> dict:
+    """``config.json`` as a dict; {} when there is none. Raises :class:`Damaged` when it is not a JSON object."""
+    path = model_dir / "config.json"
     try:
-        cfg = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        cfg = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return {}
-    return cfg if isinstance(cfg, dict) else {}
+    except (OSError, ValueError) as exc:
+        raise Damaged(f"cannot read config.json: {_first_line(exc)}") from None
+    if not isinstance(cfg, dict):
+        raise Damaged("config.json is not a JSON object")
+    return cfg
 
 
 def _weight_files(model_dir: Path) -> list[Path]:
@@ -90,8 +108,10 @@ def _load_weights(files: list[Path]) -> dict[str, np.ndarray]:
     for f in files:
         try:
             raw.update(load_file(str(f)))
-        except Exception as exc:  # bfloat16 (numpy has no such dtype: TypeError) or a damaged file (SafetensorError)
+        except TypeError as exc:  # bfloat16: numpy has no such dtype (PyTorch can export it)
             raise ValueError(f"cannot read {f.name} with safetensors.numpy: {exc}") from None
+        except Exception as exc:  # a damaged file (SafetensorError, OSError)
+            raise Damaged(f"cannot read {f.name}: {_first_line(exc)}") from None
     anchor = next((k for k in raw if k.endswith("embeddings.word_embeddings.weight")), None)
     if anchor is None:
         raise ValueError("no embeddings.word_embeddings.weight among the weights")
@@ -126,7 +146,7 @@ class _Graph:
 
     def weight(self, key: str, transpose: bool = False) -> str:
         if key not in self.weights:
-            raise ValueError(f"the weights have no {key}")
+            raise Damaged(f"the weights have no {key}")
         value = self.weights[key]
         return self.const(key, value.T if transpose else value)
 

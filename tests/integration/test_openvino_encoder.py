@@ -123,3 +123,34 @@ def test_runs_in_flight_give_the_vectors_of_one_run_at_a_time(openvino_home):
         os.environ.pop("LIT3R_MODEL_CACHE")
     assert INFLIGHT > 1 and both[0].shape == both[1].shape == (100, 384)
     assert (both[0] * both[1]).sum(axis=1).min() >= 0.9999
+
+
+def test_a_damaged_compiled_blob_is_recompiled_and_a_damaged_export_named_in_one_line(openvino_home, tmp_path):
+    """bad-27: in a copy of the model cache, OpenVINO's compiled blobs overwritten with garbage are
+    compiled again (the ask answers, the blob is rewritten); a model.onnx cut short is refused in
+    one line that says what failed (not an ``Exception from <file>`` location) and names the folder
+    to delete; once deleted, the next ask exports again and answers."""
+    home, _, env = openvino_home
+    cache = tmp_path / "model-cache"
+    shutil.copytree(env["LIT3R_MODEL_CACHE"], cache)
+    env = {**env, "LIT3R_MODEL_CACHE": str(cache)}
+    assert _cli("--home", str(home), "ask", QUESTION, env=env, timeout=600).returncode == 0
+    blobs = list((cache / "openvino").glob("*.blob"))
+    assert blobs
+    for blob in blobs:
+        blob.chmod(0o644)
+        blob.write_bytes(os.urandom(3000))
+    res = _cli("--home", str(home), "ask", QUESTION, env=env, timeout=600)
+    assert res.returncode == 0 and "[2108.09084] Fastformer" in res.stdout, res.stderr[-2000:]
+    assert any(b.stat().st_size > 100_000 for b in (cache / "openvino").glob("*.blob")), "no blob rewritten"
+    (export,) = (cache / "onnx").glob("*/model.onnx")
+    export.write_bytes(export.read_bytes()[:100_000])
+    res = _cli("--home", str(home), "ask", QUESTION, env=env, timeout=600)
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr[-2000:]
+    (line,) = [ln for ln in res.stderr.splitlines() if ln.startswith("Error:")]
+    assert f"OpenVINO cannot compile the ONNX export {export}: " in line, line
+    assert f": delete {export.parent} to export again" in line, line
+    assert "Exception from" not in line, line
+    shutil.rmtree(export.parent)
+    res = _cli("--home", str(home), "ask", QUESTION, env=env, timeout=600)
+    assert res.returncode == 0 and "[2108.09084] Fastformer" in res.stdout, res.stderr[-2000:]
