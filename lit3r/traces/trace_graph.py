@@ -12,6 +12,7 @@ The input is a trace line as ``lit3r run`` writes it to ``OUT.traces.jsonl``:
 from __future__ import annotations
 
 import json
+import secrets
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -189,5 +190,7 @@ def trace_view(store: Any, query_id: str, run: Optional[str]) -> dict[str, Any]:
 
 
 def ask_run_name() -> str:
-    """The run of one ``lit3r ask``: ``ask-<UTC time to the second>`` (e.g. ``ask-20261201T224000Z``)."""
-    return "ask-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    """The run of one ``lit3r ask``: ``ask-<UTC time to the second>-<6 random hex digits>`` (e.g.
+    ``ask-20261201T224000Z-3f9a01``): two asks in the same second are two runs, not one trace
+    overwriting the other."""
+    return "ask-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)

@@ -12,7 +12,7 @@ from graph.cypher import names, statement
 from graph.trace import EDGE_TYPES, LABELS
 from lit3r.cli.browser import asset, guide_queries, render_guide
 from lit3r.errors import InputError
-from lit3r.traces.trace_graph import read_trace_lines, run_name, trace_graph
+from lit3r.traces.trace_graph import ask_run_name, read_trace_lines, run_name, trace_graph
 
 TRACE = {
     "question": "Which method is linear?",
@@ -153,3 +153,11 @@ def test_a_garbage_trace_store_is_named_damaged_with_a_fix_that_keeps_it(tmp_pat
                                   f"(`mv {path} {path}.bad`); the next `lit3r ask` or `lit3r trace load` starts a "
                                   f"new one")
     assert path.read_bytes() == bytes(range(256)) * 200  # kept as it was
+
+
+def test_two_asks_in_the_same_second_are_two_runs():
+    """Each `lit3r ask` stores its trace under its own run: a name to the second alone made the
+    second ask of that second overwrite the first's trace."""
+    names = {ask_run_name() for _ in range(50)}
+    assert len(names) == 50
+    assert all(re.fullmatch(r"ask-\d{8}T\d{6}Z-[0-9a-f]{6}", n) for n in names), names
