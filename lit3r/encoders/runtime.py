@@ -48,13 +48,17 @@ def needs_torch(spec: str, backend: str, adapter: Optional[str]) -> Optional[str
     if adapter:
         return torch_line(f"models.paper_adapter = {adapter!r}",
                       f"{TORCH_EXTRA}, or unset models.paper_adapter (SPECTER2 runs on PyTorch only)")
-    if backend == "torch":
-        return torch_line("models.encoder_backend = 'torch'")
     try:
-        path = resolve_model_path(spec)
+        path: Optional[str] = str(resolve_model_path(spec))
     except ModelError:
-        return None  # the loader's own line (package missing, folder missing) says it
-    if not Path(path).expanduser().is_dir():  # a hub name: only sentence-transformers downloads and runs it
+        path = None  # the loader's own line (package missing, folder missing) says it
+    hub = path is not None and not Path(path).expanduser().is_dir()  # only sentence-transformers downloads it
+    if backend == "torch":
+        # a hub model (the `paper` preset's) runs on PyTorch whatever the backend: no other backend to suggest
+        return torch_line("models.encoder_backend = 'torch'", f"{TORCH_EXTRA} (the hub model {spec!r} runs on "
+                          "PyTorch only), or go back to the default models (preset = \"offline\")") if hub \
+            else torch_line("models.encoder_backend = 'torch'")
+    if hub:
         return torch_line(f"the hub model {spec!r}",
                       f"{TORCH_EXTRA} and set models.encoder_backend = \"torch\", or use a local model folder")
     return None

@@ -88,3 +88,14 @@ def test_a_missing_openvino_is_one_line(monkeypatch, tmp_path):
     line = runtime.runtime_missing(load_settings(home=tmp_path).models)
     assert line == ("models.encoder_backend = 'openvino' needs the openvino package: pip install openvino, or set "
                     "models.encoder_backend = \"onnx\"")
+
+
+def test_the_paper_preset_without_torch_is_not_sent_to_openvino(monkeypatch, tmp_path):
+    """The `paper` preset's hub models run on PyTorch only: its line offers the extra or the default
+    models, not another backend that would be refused in turn."""
+    _without_torch(monkeypatch)
+    (tmp_path / "config.toml").write_text('preset = "paper"\n', encoding="utf-8")
+    line = runtime.runtime_missing(load_settings(home=tmp_path).models)
+    assert line == ("models.encoder_backend = 'torch' needs PyTorch: pip install 'lit3r[torch]' (the hub model "
+                    "'Qwen/Qwen3-Embedding-8B' runs on PyTorch only), or go back to the default models "
+                    "(preset = \"offline\")"), line
