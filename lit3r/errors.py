@@ -13,6 +13,9 @@ below that it does not re-export are imported from their own modules: ingestion'
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from graph.errors import (
     SHOWN_ID_CHARS,
     BackendUnavailable,
@@ -121,3 +124,14 @@ __all__ = ["Lit3rError", "NotBuiltError", "PermissionDenied", "IndexDamaged", "B
            "ContextOverflow", "LLMRefusal", "Locked", "ServersMismatch", "CypherFailed", "Interrupted",
            "clean_line",
            "CypherRefused", "shown_id", "SHOWN_ID_CHARS"]
+
+
+def install_extra(extra: str) -> str:
+    """The command that installs the extra ``extra`` into the running Python: from the source tree
+    when Lit3R runs from a clone (``<python> -m pip install -e '<clone>[<extra>]'``: Lit3R is not on
+    PyPI), else ``<python> -m pip install 'lit3r[<extra>]'``; the interpreter is named so that the
+    command installs into this environment, not whichever ``pip`` is first on PATH."""
+    root = Path(__file__).resolve().parents[1]
+    if (root / "pyproject.toml").is_file():
+        return f"{sys.executable} -m pip install -e '{root}[{extra}]'"
+    return f"{sys.executable} -m pip install 'lit3r[{extra}]'"

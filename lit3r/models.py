@@ -42,7 +42,7 @@ from lit3r.encoders.runtime import torch_line as _torch_line
 from lit3r.encoders.spec import LOAD_FIX, resolve_model_path
 from lit3r.encoders.spec import first_line as _one_line
 from lit3r.encoders.spec import normalise as _normalise
-from lit3r.errors import ModelError
+from lit3r.errors import ModelError, install_extra
 from lit3r.protocols import Encoder, Reranker
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -134,7 +134,7 @@ class SentenceEncoder:
             import adapters  # noqa: F401  (the optional extra)
         except ImportError as exc:
             raise ModelError(f"cannot load encoder '{self.name}' with adapter '{adapter}': the 'adapters' "
-                             f"package is missing: pip install lit3r[specter2]") from exc
+                             f"package is missing: {install_extra('specter2')}") from exc
         try:
             from adapters import AutoAdapterModel
             from transformers import AutoTokenizer

@@ -12,14 +12,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from lit3r.encoders.spec import resolve_model_path
-from lit3r.errors import ModelError
+from lit3r.errors import ModelError, install_extra
 
 if TYPE_CHECKING:  # pragma: no cover
     from lit3r.config import ModelSettings
 
-#: The one-line fix when PyTorch (the extra ``lit3r[torch]``) is missing; :data:`TORCH_EXTRA` its first half.
-TORCH_FIX = "pip install 'lit3r[torch]', or set models.encoder_backend = \"openvino\""
-TORCH_EXTRA = "pip install 'lit3r[torch]'"
+
+
+#: The command that installs PyTorch (the extra ``lit3r[torch]``) here; :data:`TORCH_FIX` the whole fix.
+TORCH_EXTRA = install_extra("torch")
+TORCH_FIX = f"{TORCH_EXTRA}, or set models.encoder_backend = \"openvino\""
 
 
 def has_module(name: str) -> bool:

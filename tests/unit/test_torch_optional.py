@@ -17,18 +17,18 @@ from lit3r.encoders import runtime
 from lit3r.errors import ModelError
 from tests.conftest import ROOT
 
-TORCH_LINE = ("models.encoder_backend = 'torch' needs PyTorch: pip install 'lit3r[torch]', or set "
-              "models.encoder_backend = \"openvino\"")
+PIP = runtime.TORCH_EXTRA  # <python> -m pip install -e '<this clone>[torch]'
+TORCH_LINE = f"models.encoder_backend = 'torch' needs PyTorch: {PIP}, or set models.encoder_backend = \"openvino\""
 #: config.toml [models] lines -> the one line `lit3r ingest` must print without torch
 REFUSED = {
     'encoder_backend = "torch"': TORCH_LINE,
-    'paper_adapter = "allenai/specter2"': "models.paper_adapter = 'allenai/specter2' needs PyTorch: pip install "
-                                          "'lit3r[torch]', or unset models.paper_adapter",
+    'paper_adapter = "allenai/specter2"': "models.paper_adapter = 'allenai/specter2' needs PyTorch: "
+                                          f"{PIP}, or unset models.paper_adapter",
     'reranker = "cross-encoder"\nreranker_model = "cross-encoder/ms-marco-MiniLM-L6-v2"':
-        "models.reranker = 'cross-encoder' needs PyTorch: pip install 'lit3r[torch]', or set models.reranker = "
+        "models.reranker = 'cross-encoder' needs PyTorch: " + PIP + ", or set models.reranker = "
         "\"bi-encoder\"",
-    'chunk_encoder = "BAAI/bge-small-en-v1.5"': "the hub model 'BAAI/bge-small-en-v1.5' needs PyTorch: pip install "
-                                                "'lit3r[torch]' and set models.encoder_backend = \"torch\"",
+    'chunk_encoder = "BAAI/bge-small-en-v1.5"': "the hub model 'BAAI/bge-small-en-v1.5' needs PyTorch: "
+                                                f"{PIP} and set models.encoder_backend = \"torch\"",
 }
 
 
@@ -96,6 +96,6 @@ def test_the_paper_preset_without_torch_is_not_sent_to_openvino(monkeypatch, tmp
     _without_torch(monkeypatch)
     (tmp_path / "config.toml").write_text('preset = "paper"\n', encoding="utf-8")
     line = runtime.runtime_missing(load_settings(home=tmp_path).models)
-    assert line == ("models.encoder_backend = 'torch' needs PyTorch: pip install 'lit3r[torch]' (the hub model "
+    assert line == (f"models.encoder_backend = 'torch' needs PyTorch: {PIP} (the hub model "
                     "'Qwen/Qwen3-Embedding-8B' runs on PyTorch only), or go back to the default models "
                     "(preset = \"offline\")"), line
