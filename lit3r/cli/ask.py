@@ -68,15 +68,30 @@ def ask(ctx: click.Context, question: str, options: tuple[tuple[str, str], ...],
                                               secrets_of(ctx)), indent=2, ensure_ascii=False))
         else:
             secrets = secrets_of(ctx)
+            # stored before anything is printed: a closed pipe (`| head`) must not lose the trace
+            stored = _store_trace(ctx, settings, engine, result, quiet=True) if trace_graph else None
             print_answer(result, engine.paper_heads([*result.read.papers, *result.candidates[:top]]), top, opts,
                          clean=lambda text: redact(text, secrets))
-            stored = _store_trace(ctx, settings, engine, result, quiet=True) if trace_graph else None
             if stored and result.read.papers:  # where its trace is (not for an abstention); then --show's PNGs
-                click.echo(f"Trace: run {stored['run']} (`lit3r graph trace {result.query_id} --run {stored['run']}`)")
+                click.echo(f"Trace: run {stored['run']} (`lit3r{_home_option(ctx)} graph trace {result.query_id} "
+                           f"--run {stored['run']}`)")
             if shown is not None:
                 print_shown(shown)
     if shown is not None and shown.problems:
         raise click.ClickException("; ".join(shown.problems))
+
+
+def _home_option(ctx: click.Context) -> str:
+    """`` --home DIR`` when the data folder was given on the command line (the trace command shown
+    must find the same folder), else ``""`` (``LIT3R_HOME`` or the default folder finds it again)."""
+    import shlex
+
+    from click.core import ParameterSource
+
+    root = ctx.find_root()
+    if root.get_parameter_source("home") != ParameterSource.COMMANDLINE or not root.params.get("home"):
+        return ""
+    return f" --home {shlex.quote(str(root.params['home']))}"
 
 
 def _store_trace(ctx: click.Context, settings: Settings, engine: Engine, result: AskResult,

@@ -10,6 +10,7 @@ loads in a real headless Chromium and each of its queries passes EXPLAIN on the 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -229,3 +230,21 @@ def test_browser_guide_loads_and_its_queries_run(homes, tmp_path):
             assert store.run_read(q, {k: v for k, v in params.items() if f"${k}" in q}), name
     finally:
         store.close()
+
+
+def test_a_closed_pipe_keeps_the_trace_and_the_hint_names_the_home(homes):
+    """`lit3r --home H ask ... | head -1`: the reader of stdout goes away after the first line, the
+    trace is stored all the same (it is written before the answer is printed), and the printed trace
+    command carries the --home it was asked with (newuser27)."""
+    emb, _, _, _ = homes
+    cmd = [sys.executable, "-m", "lit3r.cli", "--home", str(emb), "ask", QUESTION]
+    env = {k: v for k, v in os.environ.items() if k != "LIT3R_HOME"}
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    first = proc.stdout.readline()
+    proc.stdout.close()  # the pipe's reader is gone, as after `| head -1`
+    proc.wait(timeout=600)
+    assert first.startswith("Answer:"), first
+    listed = _cli({}, emb, "trace", "list").stdout
+    assert QUESTION[:40] in listed, listed
+    full = _cli({}, emb, "ask", QUESTION).stdout
+    assert f"`lit3r --home {emb} graph trace cli --run ask-" in full, full[-500:]
