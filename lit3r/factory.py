@@ -96,8 +96,24 @@ def check_index_encoder(settings: Settings, index: SearchIndex, encoder: Encoder
     if (built and built != want) or (dim and dim != encoder.dim):
         raise ModelError(f"{index.location} was built with the chunk encoder {built or '?'} "
                          f"({dim}-d), the configuration says {want} ({encoder.dim}-d): "
-                         f"run `lit3r ingest PDF_DIR` to re-encode the index with it, or set "
-                         f"models.chunk_encoder and models.encoder_backend back")
+                         f"run `lit3r ingest PDF_DIR` to re-encode the index with it, or "
+                         f"{_settings_of_identity(built, settings)}")
+
+
+def _settings_of_identity(built: Optional[str], settings: Settings) -> str:
+    """The settings that give back the index's encoder identity ``built`` (``spec`` or ``spec@backend``,
+    :func:`lit3r.config.sections.encoder_identity`), as the refusal's second fix: ``set
+    models.encoder_backend = "openvino" in <home>/config.toml`` when only the backend differs."""
+    m = settings.models
+    if not built:
+        return "set models.chunk_encoder and models.encoder_backend back"
+    spec, _, backend = built.partition("@")
+    backend = backend or ("torch" if not spec.startswith("hashing:") else m.encoder_backend)
+    keys = ([f'models.chunk_encoder = "{spec}"'] if spec != m.chunk_encoder else []) + \
+        ([f'models.encoder_backend = "{backend}"'] if backend != m.encoder_backend else [])
+    if not keys:
+        return "set the models back to those of the index"
+    return f"set {' and '.join(keys)} (in {Path(settings.home) / 'config.toml'} or as LIT3R_MODELS__* variables)"
 
 
 def trace_store(settings: Settings, graph: Optional[GraphStore] = None) -> "TraceStore":

@@ -41,3 +41,19 @@ def test_endpoints_accept_a_root_or_an_openai_base_url():
     assert endpoint("http://h:1", "/v1/embeddings") == "http://h:1/v1/embeddings"
     assert endpoint("http://h:1/v1/", "/v1/embeddings") == "http://h:1/v1/embeddings"
     assert endpoint("http://h:1/v1", "/rerank") == "http://h:1/v1/rerank"
+
+
+@pytest.mark.parametrize(("built", "env", "fix"), [
+    (f"{PACKAGED_MINILM}@openvino", {"LIT3R_MODELS__ENCODER_BACKEND": "onnx"}, 'set models.encoder_backend = "openvino" (in '),
+    (PACKAGED_MINILM, {}, 'set models.encoder_backend = "torch" (in '),
+    ("/models/other@openvino", {}, 'set models.chunk_encoder = "/models/other" (in '),
+])
+def test_the_refusal_of_another_encoder_names_the_settings_that_give_it_back(built, env, fix, tmp_path, monkeypatch):
+    """An index built with another encoder: the second fix of `lit3r ask`'s refusal names the exact
+    settings and values (newuser27: "set ... back" left the user to guess the value)."""
+    from lit3r.factory import _settings_of_identity
+
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    line = _settings_of_identity(built, load_settings(home=tmp_path))
+    assert line.startswith(fix) and str(tmp_path / "config.toml") in line, line
