@@ -35,16 +35,15 @@ from typing import Any, Optional
 import numpy as np
 
 from lit3r.encoders.bert_onnx import OPSET  # the export's opset: part of the cache key, with EXPORT_VERSION
-from lit3r.encoders.runtime import TORCH_EXTRA
 from lit3r.encoders.spec import normalise, resolve_model_path
-from lit3r.errors import ModelError
+from lit3r.errors import ModelError, install_extra
 
 #: Bumped when the export's graph (inputs, outputs, exporter options) changes: "2", BERT graphs written
 #: by :mod:`lit3r.encoders.bert_onnx` instead of ``torch.onnx.export``.
 EXPORT_VERSION = "2"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _FIX = "set models.encoder_backend = \"torch\""
-_NEEDS_TORCH = f"{TORCH_EXTRA}, or set models.encoder_backend = \"torch\""
+_NEEDS_TORCH = f"{install_extra('torch')}, or set models.encoder_backend = \"torch\""
 
 
 def cache_root() -> Path:
