@@ -25,6 +25,7 @@ compiling the ONNX graph again; OpenVINO keys the blob on the model, the device 
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any, Optional
 
@@ -94,15 +95,19 @@ class _Session:
             raise ModelError(f"OpenVINO cannot compile the ONNX export {path}: {_reason(exc)}: delete "
                              f"{path.parent} to export again, or {INSTALL_FIX.split(', or ')[1]}") from None
         self._request = self._model.create_infer_request()
+        self._lock = threading.Lock()
         self._inputs = [type("Input", (), {"name": p.get_any_name()})() for p in self._model.inputs]
 
     def get_inputs(self) -> list:
         return self._inputs
 
     def run(self, _outputs: Any, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-        """``[last_hidden_state]`` (batch, seq, dim) float32 for the feeds (batch, seq) int64."""
-        result = self._request.infer(feeds)
-        return [np.asarray(next(iter(result.values())), dtype=np.float32)]
+        """``[last_hidden_state]`` (batch, seq, dim) float32 for the feeds (batch, seq) int64. Safe
+        from several threads (`lit3r run --workers N` shares the encoder): the one infer request is
+        taken in turn, and its output copied before the next run reuses the buffer."""
+        with self._lock:
+            result = self._request.infer(feeds)
+            return [np.array(next(iter(result.values())), dtype=np.float32)]
 
     def run_many(self, feeds: list[dict[str, np.ndarray]]) -> list[np.ndarray]:
         """``last_hidden_state`` of each feed, ``inflight`` runs at a time (in the feeds' order)."""

@@ -125,6 +125,29 @@ def test_runs_in_flight_give_the_vectors_of_one_run_at_a_time(openvino_home):
     assert (both[0] * both[1]).sum(axis=1).min() >= 0.9999
 
 
+def test_questions_encoded_from_several_threads_get_their_own_vectors(openvino_home):
+    """`lit3r run --workers N` encodes questions from N threads with one encoder: each question gets
+    the vector it gets alone (the shared infer request was "busy", and its reused output buffer could
+    hand one question another's vector)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lit3r.config import PACKAGED_MINILM
+    from lit3r.encoders.openvino_encoder import OpenVinoEncoder
+
+    home, _, env = openvino_home
+    texts = [json.loads(line)["text"][:300] for line in (home / "chunks.jsonl").read_text().splitlines()][:40]
+    os.environ["LIT3R_MODEL_CACHE"] = env["LIT3R_MODEL_CACHE"]
+    try:
+        encoder = OpenVinoEncoder(PACKAGED_MINILM)
+        alone = [encoder.encode_queries([t])[0] for t in texts]
+        with ThreadPoolExecutor(4) as pool:
+            together = list(pool.map(lambda t: encoder.encode_queries([t])[0], texts * 3))
+    finally:
+        os.environ.pop("LIT3R_MODEL_CACHE")
+    for i, vec in enumerate(together):
+        assert float(vec @ alone[i % len(texts)]) >= 0.9999, i
+
+
 def test_a_damaged_compiled_blob_is_recompiled_and_a_damaged_export_named_in_one_line(openvino_home, tmp_path):
     """bad-27: in a copy of the model cache, OpenVINO's compiled blobs overwritten with garbage are
     compiled again (the ask answers, the blob is rewritten); a model.onnx cut short is refused in

@@ -230,10 +230,12 @@ def test_kill_9_of_an_ingest_during_its_build(subset_home, tmp_path):
     args = ("ingest", str(pdfs), "--metadata", str(CORPUS / "manifest.jsonl"), "--no-images")
     built_before = json.loads((home / "index" / "manifest.json").read_text())["corpus_version"]
     t0 = time.perf_counter()
-    proc = start(home, *args, logs=tmp_path / "killed")
+    # one text per encoder run: the default OpenVINO encoder embeds one paper in about a second in
+    # runs of 64, too soon for the kill below to land inside the build
+    proc = start(home, *args, env=_env(LIT3R_MODELS__BATCH_SIZE="1"), logs=tmp_path / "killed")
     err = Path(f"{tmp_path / 'killed'}.err")
     wait_for("build", lambda: "updating the index in" in err.read_text(), 120, proc)
-    time.sleep(1.5)  # inside the build: the encoder loads and encodes (several seconds)
+    time.sleep(1.0)  # inside the build: the encoder loads and encodes (several seconds)
     kill9(proc)
     assert proc.returncode == -signal.SIGKILL
     killed_after = time.perf_counter() - t0

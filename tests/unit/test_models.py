@@ -3,6 +3,8 @@ offline in tmp_path, the bi-encoder fallback. Nothing is fetched from the Huggin
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -81,7 +83,9 @@ def test_adapter_without_adapters_package_names_the_extra():
         pass
     else:
         pytest.skip("the adapters package is installed; the missing-extra message cannot be shown")
-    with pytest.raises(ModelError, match=r"pip install lit3r\[specter2\]"):
+    from lit3r.errors import install_extra
+
+    with pytest.raises(ModelError, match=re.escape(install_extra("specter2"))):
         SentenceEncoder(PACKAGED_MINILM, device="cpu", adapter="allenai/specter2")
 
 
