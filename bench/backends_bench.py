@@ -29,6 +29,7 @@ from typing import Optional
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.load_cpu import add_write_mode, write_mode  # noqa: E402
 from lit3r.config import load_settings  # noqa: E402
 from lit3r.index.build import build_stores  # noqa: E402
 from lit3r.pipeline.engine import Engine  # noqa: E402
@@ -93,15 +94,10 @@ def main() -> None:
     ap.add_argument("--home", type=Path, required=True)
     ap.add_argument("--load-only", action="store_true", help="only the cold first load, with CPU seconds per process")
     ap.add_argument("--fingerprint", type=Path, default=None, help="with --load-only: write what the servers hold here")
-    mode = ap.add_mutually_exclusive_group()
-    mode.add_argument("--serial", action="store_true", help="with --load-only: Neo4j's and OpenSearch's writes one "
-                      "after the other (sync_servers(parallel=False))")
-    mode.add_argument("--parallel", action="store_true", help="with --load-only: Neo4j's write beside OpenSearch's "
-                      "(sync_servers(parallel=True)); neither flag: the loader's default (side by side)")
+    add_write_mode(ap, "--load-only")
     args = ap.parse_args()
     if args.load_only:
-        load_only(args.home, args.fingerprint,
-                  {"parallel": False} if args.serial else {"parallel": True} if args.parallel else {})
+        load_only(args.home, args.fingerprint, write_mode(args))
         return
     work = Path(tempfile.mkdtemp(prefix="lit3r-servers-"))
     neo4j_server.build()

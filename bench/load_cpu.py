@@ -10,6 +10,7 @@ jobs lowers the rates per wall second; the rates per CPU second of a process say
 
 from __future__ import annotations
 
+import argparse
 import functools
 import os
 import time
@@ -53,3 +54,19 @@ def measured(sync: Callable, pids: str) -> Callable:
         return {**res, "cpu": cpu}
 
     return run
+
+
+def add_write_mode(ap: "argparse.ArgumentParser", needs: str) -> None:
+    """``--serial`` / ``--parallel`` (mutually exclusive): how ``sync_servers`` writes each batch,
+    Neo4j's and OpenSearch's writes one after the other or side by side; ``needs``: the flag they go
+    with (``--servers``, ``--load-only``). :func:`write_mode` turns them into its options."""
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--serial", action="store_true", help=f"with {needs}: each batch's Neo4j and OpenSearch "
+                      "writes one after the other (sync_servers(parallel=False))")
+    mode.add_argument("--parallel", action="store_true", help=f"with {needs}: Neo4j's write beside OpenSearch's "
+                      "(sync_servers(parallel=True)); neither flag: the loader's default (side by side)")
+
+
+def write_mode(args: "argparse.Namespace") -> dict:
+    """The ``sync_servers`` options of :func:`add_write_mode`'s flags: ``{"parallel": bool}``, or ``{}``."""
+    return {"parallel": False} if args.serial else {"parallel": True} if args.parallel else {}

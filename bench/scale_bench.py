@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.load_cpu import PIDS_VAR, pids_value  # noqa: E402
+from bench.load_cpu import PIDS_VAR, add_write_mode, pids_value, write_mode  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
 SEED_PAPERS, SEED_CHUNKS = 27_487, 2_564_545
@@ -280,7 +280,7 @@ def _measure(args, sources: list[dict], n: int, home: Path, config: str, servers
     papers, chunks = write_corpus(home, synth, range(n))
     gen_s = time.perf_counter() - t
     print(f"synthetic corpus: {papers:,} papers, {chunks:,} chunks in {home} ({gen_s:.0f} s)", flush=True)
-    load_options = json.dumps({"parallel": False} if args.serial else {"parallel": True} if args.parallel else {})
+    load_options = json.dumps(write_mode(args))
     build = _child(BUILD, str(home), load_options)
     print(f"build: {build['s']:.0f} s, peak RSS {build['peak_rss_gb']:.2f} GiB", flush=True)
     index_gb = _du(home / "index")
@@ -345,11 +345,7 @@ def main() -> None:
     ap.add_argument("--add", type=int, default=10, help="papers added for the incremental build (0: skip)")
     ap.add_argument("--servers", action="store_true",
                     help="start the test servers (tests/servers/) and run through Neo4j + OpenSearch")
-    mode = ap.add_mutually_exclusive_group()
-    mode.add_argument("--serial", action="store_true", help="with --servers: each batch's Neo4j and OpenSearch writes "
-                      "one after the other (sync_servers(parallel=False))")
-    mode.add_argument("--parallel", action="store_true", help="with --servers: Neo4j's write beside OpenSearch's "
-                      "(sync_servers(parallel=True)); neither flag: the loader's default (side by side)")
+    add_write_mode(ap, "--servers")
     args = ap.parse_args()
     if args.scale <= 0:
         ap.error("--scale must be above 0")
